@@ -1,0 +1,41 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Granary",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "GranaryStorage", targets: ["GranaryStorage"]),
+        .executable(name: "granary", targets: ["granary"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(name: "GranaryStorage", dependencies: ["CLZ4"]),
+        .executableTarget(
+            name: "granary",
+            dependencies: [
+                "GranaryStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A child process for the crash tests: commits and reports acknowledgements until killed.
+        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage"]),
+        .testTarget(
+            name: "GranaryStorageTests",
+            dependencies: [
+                "GranaryStorage",
+                "granary-crashtest",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

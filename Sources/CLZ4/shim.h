@@ -1,0 +1,2 @@
+// Only the block API is used: Granary frames and checksums its own blocks.
+#include <lz4.h>

@@ -1,0 +1,25 @@
+/// The column values of one row, in the order of its table's columns.
+///
+/// Rows are positional rather than keyed by name because the table schema already names the columns,
+/// and the encoding is then a plain sequence of values. A row shorter than its schema (written before a
+/// column was added) reads the missing columns as `.null`.
+public struct Row: Sendable, Hashable, RandomAccessCollection, MutableCollection, ExpressibleByArrayLiteral {
+    public var values: [Value]
+
+    public init(_ values: [Value]) { self.values = values }
+    public init(arrayLiteral elements: Value...) { self.values = elements }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { values.count }
+
+    /// Reading past the end yields `.null`, so that rows written before a column was added stay readable.
+    public subscript(position: Int) -> Value {
+        get { position < values.count ? values[position] : .null }
+        set {
+            if position >= values.count {
+                values.append(contentsOf: repeatElement(.null, count: position - values.count + 1))
+            }
+            values[position] = newValue
+        }
+    }
+}
