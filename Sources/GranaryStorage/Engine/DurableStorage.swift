@@ -1,0 +1,404 @@
+import Foundation
+import Synchronization
+
+/// The files behind a durable store: the lock, the log segments, the snapshots; recovery on open,
+/// group commit, and checkpoints.
+///
+/// Layout of `Name.granary/`: `LOCK` (flock'ed while open), `log-<base LSN>.wal` segments (the newest
+/// one receives appends), `snapshot-<LSN>.snap` (all commits up to that LSN). A checkpoint first starts a
+/// new segment, then writes the snapshot beside it, and only once the snapshot and the directory entry
+/// are on disk deletes the segments it covers. Whatever moment a crash hits, the directory holds a
+/// snapshot plus the segments after it, or the old snapshot plus all segments after that.
+final class DurableStorage: @unchecked Sendable {
+    // @unchecked: `writer`, `segments`, `logBytesSinceCheckpoint` change only under the engine's write
+    // lock; everything the sync path shares lives in `syncState` (an NSCondition guards it).
+
+    struct Segment {
+        var baseLSN: UInt64
+        var path: String
+    }
+
+    let directory: String
+    let options: Engine.Options
+    private let lockFile: PosixFile
+    private var writer: LogWriter?
+    private var segments: [Segment]
+    private var logBytesSinceCheckpoint: Int64 = 0
+
+    private let syncCondition = NSCondition()
+    private struct SyncState {
+        var appendedLSN: UInt64
+        var syncedLSN: UInt64
+        var isSyncing = false
+        var failure: String?
+        var writer: LogWriter?
+        var isClosed = false
+    }
+    private var syncState: SyncState
+
+    private struct CheckpointState {
+        var isBackgroundRunning = false
+        var lastLSN: UInt64?
+        var lastDate: Date?
+        var lastError: String?
+        var snapshotPath: String?
+    }
+    private let checkpointState = Mutex(CheckpointState())
+    /// Serializes checkpoints; always taken before the engine's write lock.
+    let checkpointLock = NSLock()
+    private var flusher: Thread?
+
+    private init(directory: String, options: Engine.Options, lockFile: PosixFile, writer: LogWriter?,
+                 segments: [Segment], lsn: UInt64, snapshotPath: String?, snapshotLSN: UInt64?) {
+        self.directory = directory
+        self.options = options
+        self.lockFile = lockFile
+        self.writer = writer
+        self.segments = segments
+        self.syncState = SyncState(appendedLSN: lsn, syncedLSN: lsn, writer: writer)
+        checkpointState.withLock {
+            $0.snapshotPath = snapshotPath
+            $0.lastLSN = snapshotLSN
+        }
+    }
+
+    static func segmentName(_ base: UInt64) -> String { String(format: "log-%016llx.wal", base) }
+    static func snapshotName(_ lsn: UInt64) -> String { String(format: "snapshot-%016llx.snap", lsn) }
+
+    private static func parse(_ name: String, prefix: String, suffix: String) -> UInt64? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
+        let hex = name.dropFirst(prefix.count).dropLast(suffix.count)
+        guard hex.count == 16 else { return nil }
+        return UInt64(hex, radix: 16)
+    }
+
+    private func path(_ name: String) -> String { directory + "/" + name }
+
+    // MARK: Opening and recovery
+
+    static func open(directory: String, options: Engine.Options) throws -> (DurableStorage, EngineState, RecoveryReport) {
+        let readOnly = options.isReadOnly
+        if !PosixFile.exists(directory) {
+            if readOnly || !options.createIfMissing {
+                throw StorageError.io(operation: "open store", path: directory, errno: ENOENT)
+            }
+            try PosixFile.makeDirectory(directory)
+        }
+        let lockFile = try PosixFile.open(directory + "/LOCK", mode: readOnly ? .readOnly : .create)
+        let locked = readOnly ? try lockFile.tryLockShared() : try lockFile.tryLockExclusive()
+        guard locked else { throw StorageError.lockHeld(path: directory) }
+
+        var report = RecoveryReport()
+        let names = try PosixFile.list(directory)
+        var snapshots: [(UInt64, String)] = []
+        var segments: [Segment] = []
+        for name in names {
+            if let lsn = parse(name, prefix: "snapshot-", suffix: ".snap") { snapshots.append((lsn, name)) }
+            if let base = parse(name, prefix: "log-", suffix: ".wal") { segments.append(Segment(baseLSN: base, path: directory + "/" + name)) }
+            if name.hasSuffix(".tmp") && !readOnly {
+                // A checkpoint that died before its rename; the log still holds everything it covered.
+                try PosixFile.remove(directory + "/" + name)
+                report.removedFiles.append(name)
+            }
+        }
+        snapshots.sort { $0.0 < $1.0 }
+        segments.sort { $0.baseLSN < $1.baseLSN }
+
+        var state = EngineState()
+        var snapshotPath: String?
+        if let newest = snapshots.last {
+            snapshotPath = directory + "/" + newest.1
+            state = try SnapshotCodec.load(path: snapshotPath!)
+            if state.lsn != newest.0 {
+                throw StorageError.corruption(file: newest.1, offset: 0, reason: "snapshot header says LSN \(state.lsn) but its name says \(newest.0)")
+            }
+            report.snapshotLSN = state.lsn
+        }
+
+        // Replay every segment that may hold commits after the snapshot.
+        var liveSegments: [Segment] = []
+        var lastScan: (segment: Segment, validEnd: Int64)?
+        for (i, segment) in segments.enumerated() {
+            let isLast = i == segments.count - 1
+            if !isLast && segments[i + 1].baseLSN <= state.lsn + 1 {
+                // Entirely covered by the snapshot: left over from a checkpoint that died after its rename.
+                if !readOnly {
+                    try PosixFile.remove(segment.path)
+                    report.removedFiles.append((segment.path as NSString).lastPathComponent)
+                }
+                continue
+            }
+            let fileName = (segment.path as NSString).lastPathComponent
+            if segment.baseLSN > state.lsn + 1 {
+                throw StorageError.corruption(file: fileName, offset: 0,
+                    reason: "log starts at commit \(segment.baseLSN) but the store only has commits up to \(state.lsn): a log segment is missing")
+            }
+            let scan = try LogReader.scan(path: segment.path, expectedBaseLSN: segment.baseLSN) { lsn, payload in
+                guard lsn > state.lsn else { return }
+                // `LogReader` guarantees consecutive LSNs within a segment.
+                let ops = try Operation.decodeTransaction(payload, context: fileName, offset: 0)
+                do {
+                    for op in ops { try state.apply(op) }
+                } catch {
+                    throw StorageError.corruption(file: fileName, offset: 0, reason: "commit \(lsn) cannot be replayed: \(error)")
+                }
+                state.lsn = lsn
+                report.replayedCommits += 1
+            }
+            switch scan.stop {
+            case .cleanEnd:
+                break
+            case .tornTail(let offset, let reason), .corrupt(let offset, let reason):
+                guard isLast else {
+                    throw StorageError.corruption(file: fileName, offset: offset,
+                        reason: "\(reason) in a log segment that is not the newest, so later commits cannot be trusted")
+                }
+                if scan.fileSize > scan.validEnd {
+                    report.truncatedTail = .init(file: fileName, offset: scan.validEnd, discardedBytes: scan.fileSize - scan.validEnd, reason: reason)
+                }
+            }
+            liveSegments.append(segment)
+            lastScan = (segment, scan.validEnd)
+        }
+
+        var writer: LogWriter?
+        if !readOnly {
+            if let (segment, validEnd) = lastScan {
+                writer = try LogWriter.openForAppend(path: segment.path, validEnd: validEnd, nextLSN: state.lsn + 1)
+            } else {
+                let segment = Segment(baseLSN: state.lsn + 1, path: directory + "/" + segmentName(state.lsn + 1))
+                writer = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
+                try PosixFile.syncDirectory(directory)
+                liveSegments.append(segment)
+            }
+            for (lsn, name) in snapshots.dropLast() where lsn < state.lsn || snapshotPath != nil {
+                try PosixFile.remove(directory + "/" + name)
+                report.removedFiles.append(name)
+            }
+        }
+
+        let storage = DurableStorage(directory: directory, options: options, lockFile: lockFile, writer: writer,
+                                     segments: liveSegments, lsn: state.lsn, snapshotPath: snapshotPath, snapshotLSN: report.snapshotLSN)
+        storage.logBytesSinceCheckpoint = liveSegments.reduce(0) { $0 + ((try? PosixFile.size(of: $1.path)) ?? 0) }
+
+        if state.lsn == 0 && !readOnly {
+            // A new store: make its identity durable before anyone uses it.
+            var first = WriteTransactionPayload()
+            first.add(.setMetadata(state.metadata))
+            try storage.append(first.bytes, lsn: 1)
+            _ = try storage.waitUntilDurable(1, force: true)
+            state.lsn = 1
+        }
+        if case .normal(let ms) = options.durability, !readOnly { storage.startFlusher(intervalMilliseconds: ms) }
+        return (storage, state, report)
+    }
+
+    // MARK: Committing
+
+    func checkWritable() throws {
+        let failure = syncCondition.withLock { syncState.failure }
+        if let failure { throw StorageError.poisoned(reason: failure) }
+        if writer == nil { throw StorageError.readOnly(path: directory) }
+    }
+
+    /// Appends a commit's record. Called under the engine's write lock, so appends are in LSN order.
+    func append(_ payload: [UInt8], lsn: UInt64) throws {
+        guard let writer else { throw StorageError.readOnly(path: directory) }
+        do {
+            let written = try payload.withUnsafeBytes { try writer.append(payload: $0) }
+            precondition(written == lsn, "log LSN \(written) out of step with engine LSN \(lsn)")
+        } catch {
+            poison("appending commit \(lsn) failed: \(error)")
+            throw error
+        }
+        logBytesSinceCheckpoint += Int64(payload.count + LogFormat.frameHeaderSize)
+        syncCondition.withLock { syncState.appendedLSN = lsn }
+    }
+
+    private func poison(_ reason: String) {
+        syncCondition.withLock {
+            if syncState.failure == nil { syncState.failure = reason }
+            syncCondition.broadcast()
+        }
+    }
+
+    /// Returns once every commit up to `lsn` is on disk, syncing if no other thread is already doing so;
+    /// commits appended while a sync runs are covered by the next one (group commit).
+    /// Returns the LSN known to be durable. With `force` false and durability other than `.full`, it
+    /// does not wait.
+    func waitUntilDurable(_ lsn: UInt64, force: Bool = false) throws -> UInt64 {
+        syncCondition.lock()
+        defer { syncCondition.unlock() }
+        while syncState.syncedLSN < lsn {
+            if let failure = syncState.failure { throw StorageError.poisoned(reason: failure) }
+            if syncState.isSyncing {
+                syncCondition.wait()
+                continue
+            }
+            guard let writer = syncState.writer else { throw StorageError.readOnly(path: directory) }
+            syncState.isSyncing = true
+            let target = syncState.appendedLSN
+            syncCondition.unlock()
+            var failure: Error?
+            do { try writer.sync() } catch { failure = error }
+            syncCondition.lock()
+            syncState.isSyncing = false
+            if let failure {
+                if syncState.failure == nil { syncState.failure = "syncing the log failed: \(failure)" }
+                syncCondition.broadcast()
+                throw failure
+            }
+            syncState.syncedLSN = max(syncState.syncedLSN, target)
+            syncCondition.broadcast()
+        }
+        return syncState.syncedLSN
+    }
+
+    private func startFlusher(intervalMilliseconds: Int) {
+        let interval = Double(max(1, intervalMilliseconds)) / 1000
+        let thread = Thread { [weak self] in
+            while let self {
+                let (closed, pending) = self.syncCondition.withLock { () -> (Bool, UInt64?) in
+                    _ = self.syncCondition.wait(until: Date(timeIntervalSinceNow: interval))
+                    let s = self.syncState
+                    return (s.isClosed, s.appendedLSN > s.syncedLSN && s.failure == nil ? s.appendedLSN : nil)
+                }
+                if closed { return }
+                if let pending { _ = try? self.waitUntilDurable(pending) }
+            }
+        }
+        thread.name = "granary-log-flusher"
+        flusher = thread
+        thread.start()
+    }
+
+    // MARK: Checkpoints
+
+    var wantsCheckpoint: Bool {
+        // Read without the write lock: a stale value only delays or repeats a cheap check.
+        writer != nil && logBytesSinceCheckpoint >= options.checkpointThreshold
+    }
+
+    struct CheckpointJob {
+        var state: EngineState
+        var coveredSegments: [Segment]
+    }
+
+    /// Starts a new log segment so the snapshot can be written while writers go on. Called under the
+    /// engine's write lock (and `checkpointLock`).
+    func beginCheckpoint(state: EngineState) throws -> CheckpointJob? {
+        try checkWritable()
+        guard let old = writer else { return nil }
+        let lastSnapshot = checkpointState.withLock { $0.lastLSN }
+        if lastSnapshot == state.lsn { return nil }
+        // The old segment must be complete on disk before a newer one can exist: recovery treats damage
+        // in any but the newest segment as fatal.
+        do { try old.sync() } catch {
+            poison("syncing the log before a checkpoint failed: \(error)")
+            throw error
+        }
+        syncCondition.withLock { syncState.syncedLSN = max(syncState.syncedLSN, state.lsn) }
+        let segment = Segment(baseLSN: state.lsn + 1, path: path(Self.segmentName(state.lsn + 1)))
+        let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
+        try PosixFile.syncDirectory(directory)
+        let covered = segments
+        segments = [segment]
+        writer = fresh
+        syncCondition.withLock { syncState.writer = fresh }
+        logBytesSinceCheckpoint = 0
+        return CheckpointJob(state: state, coveredSegments: covered)
+    }
+
+    /// Writes the snapshot and removes what it makes redundant. Runs without the engine's write lock.
+    func finishCheckpoint(_ job: CheckpointJob) throws {
+        let lsn = job.state.lsn
+        let finalName = Self.snapshotName(lsn)
+        do {
+            let writer = try SnapshotWriter.create(temporaryPath: path(finalName + ".tmp"), lsn: lsn)
+            try SnapshotCodec.write(job.state, to: writer)
+            // Syncs the file, renames it into place, then syncs the directory.
+            try writer.finish(finalPath: path(finalName))
+        } catch {
+            recordCheckpointFailure(error)
+            throw error
+        }
+        let previous = checkpointState.withLock { s -> String? in
+            defer {
+                s.snapshotPath = path(finalName)
+                s.lastLSN = lsn
+                s.lastDate = Date()
+                s.lastError = nil
+            }
+            return s.snapshotPath
+        }
+        // Only now is the old log redundant. A crash before these removals leaves files recovery skips.
+        for segment in job.coveredSegments { try PosixFile.remove(segment.path) }
+        if let previous, previous != path(finalName) { try PosixFile.remove(previous) }
+        try PosixFile.syncDirectory(directory)
+    }
+
+    func claimBackgroundCheckpoint() -> Bool {
+        checkpointState.withLock { s in
+            if s.isBackgroundRunning { return false }
+            s.isBackgroundRunning = true
+            return true
+        }
+    }
+
+    func releaseBackgroundCheckpoint() {
+        checkpointState.withLock { $0.isBackgroundRunning = false }
+    }
+
+    func recordCheckpointFailure(_ error: Error) {
+        checkpointState.withLock { $0.lastError = "\(error)" }
+    }
+
+    // MARK: Closing and reporting
+
+    func close() throws {
+        var failure: Error?
+        if writer != nil {
+            let lsn = syncCondition.withLock { syncState.appendedLSN }
+            do { _ = try waitUntilDurable(lsn, force: true) } catch { failure = error }
+        }
+        syncCondition.withLock {
+            syncState.isClosed = true
+            syncCondition.broadcast()
+        }
+        checkpointLock.withLock {}
+        lockFile.close()
+        if let failure { throw failure }
+    }
+
+    func info() -> StorageInfo {
+        var info = StorageInfo()
+        info.directory = directory
+        let c = checkpointState.withLock { $0 }
+        info.snapshotFile = c.snapshotPath.map { ($0 as NSString).lastPathComponent }
+        info.snapshotBytes = c.snapshotPath.flatMap { try? PosixFile.size(of: $0) } ?? 0
+        info.lastCheckpointLSN = c.lastLSN
+        info.lastCheckpointDate = c.lastDate
+        info.lastCheckpointError = c.lastError
+        let names = (try? PosixFile.list(directory)) ?? []
+        info.logSegments = names.filter { $0.hasSuffix(".wal") }.sorted()
+        info.logBytes = info.logSegments.reduce(0) { $0 + ((try? PosixFile.size(of: path($1))) ?? 0) }
+        return info
+    }
+}
+
+/// Builds a transaction payload outside a `WriteTransaction`, for records the engine writes itself.
+struct WriteTransactionPayload {
+    private var body = ByteWriter()
+    private var count = 0
+    mutating func add(_ op: Operation) {
+        op.encode(into: &body)
+        count += 1
+    }
+    var bytes: [UInt8] {
+        var w = ByteWriter(capacity: body.count + 12)
+        w.write(Operation.payloadFormat)
+        w.writeVarint(UInt64(count))
+        w.write(contentsOf: body.bytes)
+        return w.bytes
+    }
+}

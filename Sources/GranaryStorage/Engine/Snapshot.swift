@@ -1,0 +1,125 @@
+/// A consistent, read-only view of a store as of one commit.
+///
+/// Taking a snapshot is O(1) and never blocks the writer; the snapshot keeps seeing the same data for
+/// as long as it lives, however many commits happen after it. It is a value and `Sendable`, so it can be
+/// handed to another thread or task. Hold it only as long as you need it: it keeps old versions of
+/// changed tree nodes alive.
+public struct Snapshot: Sendable {
+    let state: EngineState
+
+    init(state: EngineState) { self.state = state }
+
+    /// The log sequence number of the last commit this snapshot includes.
+    public var lsn: UInt64 { state.lsn }
+    public var metadata: StoreMetadata { state.metadata }
+    /// Table names in creation order.
+    public var tableNames: [String] { state.tables.values.sorted { $0.id < $1.id }.map(\.name) }
+
+    /// - Throws: `StorageError.noSuchTable`.
+    public func schema(of table: String) throws -> TableSchema { try state.table(table).schema }
+    /// - Throws: `StorageError.noSuchTable`.
+    public func tableID(of table: String) throws -> TableID { try state.tableID(table) }
+    /// The name of the table with this ID, or `nil` if it does not exist (any more).
+    public func tableName(for id: TableID) -> String? { state.tables[id]?.name }
+
+    /// - Throws: `StorageError.noSuchTable`.
+    public func count(in table: String) throws -> Int { try state.table(table).rows.count }
+
+    /// The key the next `insert(_:into:)` without a key would use.
+    /// - Throws: `StorageError.noSuchTable`.
+    public func nextKey(in table: String) throws -> Int64 { try state.table(table).nextKey }
+
+    /// The row with this primary key, or `nil`.
+    /// - Throws: `StorageError.noSuchTable`; `.corruption` if the stored row cannot be decoded.
+    public func row(in table: String, key: Int64) throws -> Row? { try state.table(table).row(forKey: key) }
+
+    /// - Throws: `StorageError.noSuchTable`.
+    public func contains(in table: String, key: Int64) throws -> Bool { try state.table(table).containsRow(key) }
+
+    /// Visits rows in key order (or reverse), starting at `start` if given; return `false` to stop.
+    /// - Throws: `StorageError.noSuchTable`, `.corruption`, or what `body` throws.
+    public func forEachRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
+                           _ body: (_ key: Int64, _ row: Row) throws -> Bool) throws {
+        let t = try state.table(table)
+        let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
+        try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
+            let key = IndexKey.primaryKey(from: k)
+            return try body(key, try RowCodec.decode(v, context: "table '\(table)' row \(key)"))
+        }
+    }
+
+    /// All rows of a table in key order. For large tables prefer `forEachRow`, which does not
+    /// materialise them all.
+    /// - Throws: `StorageError.noSuchTable`, `.corruption`.
+    public func rows(in table: String) throws -> [(key: Int64, row: Row)] {
+        var result: [(key: Int64, row: Row)] = []
+        result.reserveCapacity(try count(in: table))
+        try forEachRow(in: table) { result.append(($0, $1)); return true }
+        return result
+    }
+
+    /// Rows matching an index query, in index order.
+    /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`, `.invalidArgument` for a malformed query.
+    public func query(_ q: IndexQuery) throws -> [(key: Int64, row: Row)] {
+        let t = try state.table(q.table)
+        var result: [(key: Int64, row: Row)] = []
+        try scan(q) { key in
+            guard let row = try t.row(forKey: key) else {
+                throw StorageError.corruption(file: "index '\(q.index)'", offset: 0, reason: "entry for missing row \(key) in table '\(q.table)'")
+            }
+            result.append((key, row))
+        }
+        return result
+    }
+
+    /// Primary keys matching an index query, in index order, without decoding rows.
+    /// - Throws: as `query(_:)`.
+    public func queryKeys(_ q: IndexQuery) throws -> [Int64] {
+        var keys: [Int64] = []
+        try scan(q) { keys.append($0) }
+        return keys
+    }
+
+    /// The number of index entries a query matches (offset and limit applied).
+    /// - Throws: as `query(_:)`.
+    public func count(_ q: IndexQuery) throws -> Int {
+        var n = 0
+        try scan(q) { _ in n += 1 }
+        return n
+    }
+
+    func index(_ q: IndexQuery) throws -> IndexState {
+        let t = try state.table(q.table)
+        guard let index = t.indexes.first(where: { $0.definition.name == q.index }) else {
+            throw StorageError.noSuchIndex(table: q.table, index: q.index)
+        }
+        return index
+    }
+
+    private func scan(_ q: IndexQuery, _ visit: (Int64) throws -> Void) throws {
+        let index = try index(q)
+        if q.offset < 0 || (q.limit ?? 0) < 0 {
+            throw StorageError.invalidArgument("query on index '\(q.index)' has a negative offset or limit")
+        }
+        if q.limit == 0 { return }
+        let (lower, upper) = try q.bounds(in: index, table: q.table)
+        var skipped = 0
+        var taken = 0
+        try index.entries.scan(from: lower, to: upper, reverse: q.reverse) { k, _ in
+            if skipped < q.offset {
+                skipped += 1
+                return true
+            }
+            try visit(IndexKey.primaryKey(from: k))
+            taken += 1
+            return q.limit.map { taken < $0 } ?? true
+        }
+    }
+
+    /// Bytes of memory the table's rows and its indexes occupy, for capacity planning and the benchmark.
+    /// - Throws: `StorageError.noSuchTable`.
+    public func memoryFootprint(of table: String) throws -> (rows: Int, indexes: Int) {
+        let t = try state.table(table)
+        return (t.rows.memoryFootprint, t.indexes.reduce(0) { $0 + $1.entries.memoryFootprint })
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// What recovery did when a store was opened.
+public struct RecoveryReport: Sendable, Hashable {
+    /// The LSN of the snapshot that was loaded, if any.
+    public var snapshotLSN: UInt64?
+    /// Commits replayed from the log on top of the snapshot.
+    public var replayedCommits = 0
+    /// A damaged or incomplete tail cut off the last log segment: a commit that was being written when
+    /// the process died, never acknowledged.
+    public var truncatedTail: TruncatedTail?
+    /// Leftover files removed: temporary snapshots, and logs and snapshots a finished checkpoint had
+    /// made redundant.
+    public var removedFiles: [String] = []
+
+    public struct TruncatedTail: Sendable, Hashable {
+        public var file: String
+        public var offset: Int64
+        public var discardedBytes: Int64
+        public var reason: String
+    }
+
+    public init() {}
+}
+
+/// Sizes and state of a store, as `granary info` prints them.
+public struct StorageInfo: Sendable {
+    public struct Table: Sendable {
+        public var name: String
+        public var rows: Int
+        public var indexes: [(name: String, entries: Int)]
+        public var memoryBytes: Int
+    }
+    public var directory: String?
+    public var lsn: UInt64 = 0
+    public var tables: [Table] = []
+    public var snapshotFile: String?
+    public var snapshotBytes: Int64 = 0
+    public var logSegments: [String] = []
+    public var logBytes: Int64 = 0
+    public var lastCheckpointLSN: UInt64?
+    public var lastCheckpointDate: Date?
+    public var lastCheckpointError: String?
+    public init() {}
+}
