@@ -295,6 +295,8 @@ import Testing
             try writer.sync()
             writer.close()
             #expect(throws: StorageError.closed) { _ = try writer.append(payload: []) }
+            #expect(throws: StorageError.closed) { try writer.sync() }
+            #expect(!writer.isPoisoned, "closing is not a failure")
             let (frames, scan) = try Self.scanAll(path)
             #expect(frames.count == 2000 && scan.stop == .cleanEnd)
         }

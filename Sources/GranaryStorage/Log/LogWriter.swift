@@ -149,9 +149,10 @@ final class LogWriter: Sendable {
 
     /// `fdatasync`s the segment: every append that returned before this call is durable when it returns.
     /// - Throws: `.io` when the sync fails (then every later call throws `.poisoned`), `.poisoned` after
-    ///   an earlier sync failure.
+    ///   an earlier sync failure, `.closed` after `close()`.
     func sync() throws {
         try checkNotPoisoned(forAppend: false)
+        guard !file.isClosed else { throw StorageError.closed }
         do {
             try file.sync()
         } catch {
