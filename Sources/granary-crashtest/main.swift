@@ -7,7 +7,12 @@
 import Foundation
 import GranaryStorage
 
-setvbuf(stdout, nil, _IOLBF, 0)
+/// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
+/// from two threads never interleave (pipe writes under PIPE_BUF bytes are atomic).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let args = CommandLine.arguments
 guard args.count >= 2 else {
     FileHandle.standardError.write("usage: granary-crashtest <store-directory> [threads] [checkpoint-threshold]\n".data(using: .utf8)!)
@@ -28,7 +33,7 @@ do {
             try tx.insert([.int(0)], into: "counter", key: 1)
         }
     }
-    print("ready")
+    say("ready")
     let group = DispatchGroup()
     for t in 0..<threads {
         group.enter()
@@ -45,10 +50,10 @@ do {
                         try tx.update([.int(n)], in: "counter", key: 1)
                         return n
                     }
-                    print("ack \(n)")
+                    say("ack \(n)")
                     if n % 97 == 0 { try engine.checkpoint() }
                 } catch {
-                    print("error \(error)")
+                    say("error \(error)")
                     exit(1)
                 }
             }
@@ -56,6 +61,6 @@ do {
     }
     group.wait()
 } catch {
-    print("error \(error)")
+    say("error \(error)")
     exit(1)
 }

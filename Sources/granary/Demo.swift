@@ -122,7 +122,7 @@ struct Demo: ParsableCommand {
         engine = try step("reopen") { try Engine.open(.directory(url)) }
         let reopened = engine.read()
         print("    reopened at commit \(reopened.lsn) (was \(lsn)), \(try reopened.count(in: "book")) books")
-        let verification = try step("verify checksums and indexes") { engine.verify() }
+        let verification = step("verify checksums and indexes") { engine.verify() }
         print("    \(verification.isSound ? "sound" : "PROBLEMS: \(verification.problems)"): \(verification.rowsChecked) rows, \(verification.indexEntriesChecked) index entries, \(verification.filesChecked.count) files")
         try engine.close()
         print("\nRun again to continue with this store, or pass --fresh to start over.")

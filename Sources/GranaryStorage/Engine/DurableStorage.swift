@@ -163,9 +163,14 @@ final class DurableStorage: @unchecked Sendable {
 
         var writer: LogWriter?
         if !readOnly {
-            if let (segment, validEnd) = lastScan {
+            if let (segment, validEnd) = lastScan, validEnd >= Int64(LogFormat.fileHeaderSize) {
                 writer = try LogWriter.openForAppend(path: segment.path, validEnd: validEnd, nextLSN: state.lsn + 1)
             } else {
+                if let (torn, _) = lastScan {
+                    // Died while creating the segment: its header never fully reached the disk.
+                    try PosixFile.remove(torn.path)
+                    liveSegments.removeAll { $0.path == torn.path }
+                }
                 let segment = Segment(baseLSN: state.lsn + 1, path: directory + "/" + segmentName(state.lsn + 1))
                 writer = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
                 try PosixFile.syncDirectory(directory)

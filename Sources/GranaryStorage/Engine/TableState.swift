@@ -112,7 +112,7 @@ struct TableState: Sendable {
         var index = IndexState(definition: definition, columnPositions: try Self.positions(of: definition, in: schema), entries: ByteTree())
         // Build from existing rows; a unique violation leaves the table as it was.
         var failure: Error?
-        try rows.scan { k, v in
+        rows.scan { k, v in
             do {
                 let key = IndexKey.primaryKey(from: k)
                 let row = try RowCodec.decode(v, context: "table '\(name)' row \(key)")

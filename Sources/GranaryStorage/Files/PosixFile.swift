@@ -273,6 +273,14 @@ final class PosixFile: Sendable {
         return stat(path, &info) == 0
     }
 
+    /// The size of the file at `path`, without opening it.
+    /// - Throws: `StorageError.io` when `stat` fails (for example, the file does not exist).
+    static func size(of path: String) throws -> Int64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw StorageError.io(operation: "stat", path: path, errno: errno) }
+        return Int64(info.st_size)
+    }
+
     /// Whether `path` is a directory.
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()
