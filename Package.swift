@@ -33,6 +33,7 @@ let package = Package(
             dependencies: [
                 "GranaryStorage",
                 "granary-crashtest",
+                "granary",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

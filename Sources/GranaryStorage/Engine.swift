@@ -253,6 +253,9 @@ public final class Engine: @unchecked Sendable {
 
     var storageDirectory: String? { storage?.directory }
 
+    /// The last commit known to be on disk (for in-memory stores, the last commit).
+    var durableLSN: UInt64 { storage?.durableLSN ?? read().lsn }
+
     /// Sizes, counts and state of the store's files, for `granary info` and monitoring.
     public func info() -> StorageInfo {
         let snapshot = read()

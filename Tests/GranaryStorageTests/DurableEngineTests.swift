@@ -179,3 +179,81 @@ import Testing
         #expect(try open(dir).read().count(in: "t") == 200)
     }
 }
+
+@Suite struct RecoveryTests {
+    @Test func leftoversOfAnInterruptedCheckpointAreIgnoredAndRemoved() throws {
+        let dir = temporaryDirectory()
+        do {
+            let engine = try Engine.open(.directory(dir))
+            try makePeople(engine)
+            try engine.close()
+        }
+        // A checkpoint that died before its rename leaves a temporary snapshot with garbage in it.
+        try Data(repeating: 0xAB, count: 1000).write(to: dir.appendingPathComponent("snapshot-0000000000000002.snap.tmp"))
+        let engine = try Engine.open(.directory(dir))
+        #expect(engine.recoveryReport.removedFiles == ["snapshot-0000000000000002.snap.tmp"])
+        #expect(try engine.read().count(in: "person") == 8)
+    }
+
+    @Test func segmentsCoveredByTheSnapshotAreSkipped() throws {
+        let dir = temporaryDirectory()
+        let oldSegment: Data
+        do {
+            let engine = try Engine.open(.directory(dir))
+            try makePeople(engine)
+            oldSegment = try Data(contentsOf: dir.appendingPathComponent("log-0000000000000001.wal"))
+            try engine.checkpoint()
+            try engine.write { tx in try tx.delete(from: "person", key: 1) }
+            try engine.close()
+        }
+        // A crash after the snapshot's rename but before the old log was deleted.
+        try oldSegment.write(to: dir.appendingPathComponent("log-0000000000000001.wal"))
+        let engine = try Engine.open(.directory(dir))
+        #expect(engine.recoveryReport.removedFiles.contains("log-0000000000000001.wal"))
+        #expect(try engine.read().row(in: "person", key: 1) == nil)
+        #expect(try engine.read().count(in: "person") == 7)
+    }
+
+    @Test func aMissingSegmentIsCorruptionNotSilentLoss() throws {
+        let dir = temporaryDirectory()
+        do {
+            let engine = try Engine.open(.directory(dir))
+            try makePeople(engine)
+            try engine.checkpoint()
+            try engine.write { tx in try tx.delete(from: "person", key: 1) }
+            try engine.checkpoint()
+            try engine.write { tx in try tx.delete(from: "person", key: 2) }
+            try engine.close()
+        }
+        // Put back an older snapshot as the only one: the log after it is gone.
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let snap = try #require(names.first { $0.hasSuffix(".snap") })
+        try FileManager.default.moveItem(at: dir.appendingPathComponent(snap), to: dir.appendingPathComponent("snapshot-0000000000000001.snap"))
+        #expect(throws: StorageError.self) { try Engine.open(.directory(dir)) }
+    }
+
+    @Test func normalDurabilitySyncsInTheBackground() throws {
+        let dir = temporaryDirectory()
+        let engine = try Engine.open(.directory(dir), options: .init(durability: .normal(milliseconds: 5)))
+        try engine.write { tx in try tx.createTable(TableSchema(name: "t", columns: [Column("v", .int)])) }
+        let lsn = engine.read().lsn
+        var waited = 0
+        while engine.durableLSN < lsn && waited < 500 {
+            Thread.sleep(forTimeInterval: 0.002)
+            waited += 1
+        }
+        #expect(engine.durableLSN == lsn)
+        try engine.close()
+    }
+
+    @Test func offDurabilityStillKeepsCommitsAcrossClose() throws {
+        let dir = temporaryDirectory()
+        do {
+            let engine = try Engine.open(.directory(dir), options: .init(durability: .off))
+            try makePeople(engine)
+            #expect(try engine.read().count(in: "person") == 8)
+            try engine.close()
+        }
+        #expect(try Engine.open(.directory(dir)).read().count(in: "person") == 8)
+    }
+}

@@ -84,6 +84,12 @@ final class DurableStorage: @unchecked Sendable {
             }
             try PosixFile.makeDirectory(directory)
         }
+        if readOnly || !options.createIfMissing {
+            let isStore = try PosixFile.list(directory).contains { $0 == "LOCK" || $0.hasSuffix(".wal") || $0.hasSuffix(".snap") }
+            if !isStore {
+                throw StorageError.invalidArgument("\(directory) is not a Granary store: it holds no LOCK, log or snapshot file")
+            }
+        }
         let lockFile = try PosixFile.open(directory + "/LOCK", mode: readOnly ? .readOnly : .create)
         let locked = readOnly ? try lockFile.tryLockShared() : try lockFile.tryLockExclusive()
         guard locked else { throw StorageError.lockHeld(path: directory) }
@@ -276,6 +282,9 @@ final class DurableStorage: @unchecked Sendable {
         flusher = thread
         thread.start()
     }
+
+    /// The last commit known to be on disk.
+    var durableLSN: UInt64 { syncCondition.withLock { syncState.syncedLSN } }
 
     // MARK: Checkpoints
 
