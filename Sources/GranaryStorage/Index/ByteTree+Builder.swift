@@ -55,7 +55,7 @@ extension ByteTree {
         private mutating func closeCurrentLeaf() {
             leaves.append(Leaf.assemble([(current, 0..<current.count)], arenaCapacity: current.liveArenaBytes, extraSlots: 0))
             current.arena.removeAll(keepingCapacity: true)
-            current.offsets.removeAll(keepingCapacity: true)
+            current.slots.removeAll(keepingCapacity: true)
             current.large.removeAll()
         }
 

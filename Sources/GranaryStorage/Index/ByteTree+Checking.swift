@@ -46,6 +46,9 @@ extension ByteTree {
             throw Self.corruption("\(place) is underfull: \(n) children, fewer than \(layout.minChildren)")
         }
         for (i, separator) in inner.separators.enumerated() {
+            if inner.prefixes.count != n - 1 || inner.prefixes[i] != separator.withUnsafeBytes({ Entry.prefix(of: $0, length: 8) }) {
+                throw Self.corruption("\(place): the search prefix of separator \(i) does not match \(Self.hex(separator))")
+            }
             let previous = i == 0 ? lower : inner.separators[i - 1]
             if let previous, previous.lexicographicallyPrecedes(separator) == false {
                 throw Self.corruption("\(place): separator \(i) \(Self.hex(separator)) is not above \(Self.hex(previous))")
@@ -72,7 +75,7 @@ extension ByteTree {
         var usedLarge = Set<Int>()
         var extents: [(start: Int, end: Int)] = []
         for slot in 0..<leaf.count {
-            let offset = leaf.offsets[slot]
+            let offset = UInt32(truncatingIfNeeded: leaf.slots[slot])
             let what = "\(place), entry \(slot)"
             // Parse through ByteReader so that damage is reported rather than read out of bounds.
             let entry: (key: [UInt8], size: Int) = try leaf.arena.withUnsafeBytes { arena in
@@ -96,6 +99,14 @@ extension ByteTree {
                 throw Self.corruption("\(what) weighs \(weight) bytes but is stored \(isLarge ? "inline" : "out of line")")
             }
             if !isLarge { inlineBytes += entry.size }
+            try entry.key.withUnsafeBytes { key in
+                if key.count < leaf.prefixLength || Entry.prefix(of: key, length: leaf.prefixLength) != leaf.prefix {
+                    throw Self.corruption("\(what): key \(Self.hex(entry.key)) lacks the leaf's \(leaf.prefixLength)-byte shared prefix")
+                }
+                if leaf.slots[slot] >> 32 != UInt64(Entry.head(of: key, after: leaf.prefixLength)) {
+                    throw Self.corruption("\(what): the slot's head does not match key \(Self.hex(entry.key))")
+                }
+            }
             // The lower bound is inclusive: a separator may equal the first key of the child to its right.
             if let previousKey, slot == 0 ? entry.key.lexicographicallyPrecedes(previousKey) : !previousKey.lexicographicallyPrecedes(entry.key) {
                 let rule = slot == 0 ? "below the lower bound" : "not above the previous key"
@@ -107,7 +118,7 @@ extension ByteTree {
             throw Self.corruption("\(place): last key \(Self.hex(last)) is not below the upper bound \(Self.hex(upper))")
         }
         if usedLarge.count != leaf.large.count {
-            throw Self.corruption("\(place) holds \(leaf.large.count) large entries but its offsets use \(usedLarge.count)")
+            throw Self.corruption("\(place) holds \(leaf.large.count) large entries but its slots use \(usedLarge.count)")
         }
         extents.sort { $0.start < $1.start }
         for (a, b) in zip(extents, extents.dropFirst()) where a.end > b.start {
@@ -157,13 +168,13 @@ extension ByteTree {
     private static func footprint(of node: Node, level: Int) -> Int {
         if level == 0 {
             let leaf = unsafeDowncast(node, to: Leaf.self)
-            // Header + three array references + the dead-byte count.
-            var total = allocation(16 + 32) + arrayStorage(leaf.arena) + arrayStorage(leaf.offsets) + arrayStorage(leaf.large)
+            // Header + three array references, the dead-byte count and the prefix with its length.
+            var total = allocation(16 + 48) + arrayStorage(leaf.arena) + arrayStorage(leaf.slots) + arrayStorage(leaf.large)
             for large in leaf.large { total += allocation(16 + 16) + allocation(large.size) }
             return total
         }
         let inner = unsafeDowncast(node, to: Inner.self)
-        var total = allocation(16 + 16) + arrayStorage(inner.separators) + arrayStorage(inner.children)
+        var total = allocation(16 + 24) + arrayStorage(inner.separators) + arrayStorage(inner.prefixes) + arrayStorage(inner.children)
         for separator in inner.separators { total += arrayStorage(separator) }
         for child in inner.children { total += footprint(of: child, level: level - 1) }
         return total

@@ -103,6 +103,41 @@ extension ByteTree {
             return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
         }
 
+        /// The first `length` (at most 8) bytes of `key` as a big-endian integer, zero-padded when the key
+        /// is shorter. If two such prefixes differ, the keys compare the same way; if equal, they may not be.
+        @inline(__always)
+        static func prefix(of key: UnsafeRawBufferPointer, length: Int) -> UInt64 {
+            if length == 0 { return 0 }
+            if key.count >= 8 {
+                let word = UInt64(bigEndian: key.baseAddress.unsafelyUnwrapped.loadUnaligned(as: UInt64.self))
+                return word & ~0 << (64 - 8 * length)
+            }
+            var result: UInt64 = 0
+            for i in 0..<Swift.min(length, key.count) { result |= UInt64(key[i]) << (56 - 8 * i) }
+            return result
+        }
+
+        /// The four bytes of `key` after its first `skip` as a big-endian integer, zero-padded; the same
+        /// ordering property as `prefix(of:length:)`, for keys that share their first `skip` bytes.
+        @inline(__always)
+        static func head(of key: UnsafeRawBufferPointer, after skip: Int) -> UInt32 {
+            let available = key.count - skip
+            if available >= 4 {
+                return UInt32(bigEndian: key.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: skip, as: UInt32.self))
+            }
+            var result: UInt32 = 0
+            for i in 0..<Swift.max(0, available) { result |= UInt32(key[skip + i]) << (24 - 8 * i) }
+            return result
+        }
+
+        /// Length of the common prefix of `a` and `b`, up to `limit`.
+        static func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, limit: Int) -> Int {
+            let n = Swift.min(limit, a.count, b.count)
+            var i = 0
+            while i < n && a[i] == b[i] { i += 1 }
+            return i
+        }
+
         static func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int {
             a.withUnsafeBytes { compare($0, b) }
         }
@@ -139,25 +174,30 @@ extension ByteTree {
 extension ByteTree.Leaf {
     /// Raw read access to a leaf, valid only inside `Leaf.withView`.
     struct View {
-        /// `nil` only when the arena is empty, and then no offset points into it.
+        /// `nil` only when the arena is empty, and then no slot points into it.
         let arena: UnsafeRawPointer?
-        let offsets: UnsafeBufferPointer<UInt32>
+        let slots: UnsafeBufferPointer<UInt64>
         let large: UnsafeBufferPointer<ByteTree.LargeEntry>
+        let prefixLength: Int
+        let prefix: UInt64
 
-        var count: Int { offsets.count }
+        var count: Int { slots.count }
 
         @inline(__always)
-        func isLarge(_ slot: Int) -> Bool { offsets[slot] & ByteTree.Layout.largeFlag != 0 }
+        func location(_ slot: Int) -> UInt32 { UInt32(truncatingIfNeeded: slots[slot]) }
 
         @inline(__always)
-        func largeIndex(_ slot: Int) -> Int { Int(offsets[slot] & ~ByteTree.Layout.largeFlag) }
+        func isLarge(_ slot: Int) -> Bool { location(slot) & ByteTree.Layout.largeFlag != 0 }
+
+        @inline(__always)
+        func largeIndex(_ slot: Int) -> Int { Int(location(slot) & ~ByteTree.Layout.largeFlag) }
 
         /// Where the entry in `slot` (in key order) starts.
         @inline(__always)
         func entry(_ slot: Int) -> UnsafeRawPointer {
-            let offset = offsets[slot]
-            if offset & ByteTree.Layout.largeFlag == 0 { return arena.unsafelyUnwrapped + Int(offset) }
-            return UnsafeRawPointer(large[Int(offset & ~ByteTree.Layout.largeFlag)].bytes)
+            let location = location(slot)
+            if location & ByteTree.Layout.largeFlag == 0 { return arena.unsafelyUnwrapped + Int(location) }
+            return UnsafeRawPointer(large[Int(location & ~ByteTree.Layout.largeFlag)].bytes)
         }
 
         @inline(__always)
@@ -181,13 +221,55 @@ extension ByteTree.Leaf {
         }
 
         /// The first slot whose key is not less than `key`, and whether that key equals it.
+        ///
+        /// A key that doesn't start with the prefix all the leaf's keys share lies before or after all of
+        /// them. Otherwise the search compares the 4-byte heads kept in the slots, which sit in a few cache
+        /// lines, and reads an entry from the arena only when heads are equal. It starts with one
+        /// interpolation probe between the first and last heads, then brackets the answer within 8 slots
+        /// (one cache line) of it: for dense keys such as sequential primary keys that finds the slot
+        /// with two or three cache misses where a plain binary search over a leaf takes five or six.
+        /// Unevenly spread keys cost at most two probes more than a binary search.
         @inline(__always)
         func find(_ key: UnsafeRawBufferPointer) -> (slot: Int, found: Bool) {
-            var low = 0
-            var high = offsets.count
+            let n = slots.count
+            guard n > 0 else { return (0, false) }
+            let keyPrefix = ByteTree.Entry.prefix(of: key, length: prefixLength)
+            if keyPrefix != prefix { return keyPrefix < prefix ? (0, false) : (n, false) }
+            if key.count < prefixLength { return (0, false) }  // a proper prefix of every key here
+            let keyHead = UInt64(ByteTree.Entry.head(of: key, after: prefixLength))
+
+            @inline(__always) func compare(_ slot: Int) -> Int {
+                let head = slots[slot] >> 32
+                return head != keyHead ? (head < keyHead ? -1 : 1) : ByteTree.Entry.compare(self.key(slot), key)
+            }
+
+            var low = 0  // every slot below `low` holds a smaller key
+            var high = n  // every slot from `high` on holds a larger key
+            let first = slots[0] >> 32
+            let last = slots[n - 1] >> 32
+            if keyHead < first { return (0, false) }
+            if keyHead > last { return (n, false) }
+            if n > 16 && last > first {
+                let guess = Int((keyHead - first) * UInt64(n - 1) / (last - first))
+                let c = compare(guess)
+                if c == 0 { return (guess, true) }
+                if c < 0 {
+                    low = guess + 1
+                    let probe = Swift.min(guess + 8, n - 1)
+                    let d = compare(probe)
+                    if d == 0 { return (probe, true) }
+                    if d > 0 { high = probe } else { low = probe + 1 }
+                } else {
+                    high = guess
+                    let probe = Swift.max(guess - 8, 0)
+                    let d = compare(probe)
+                    if d == 0 { return (probe, true) }
+                    if d < 0 { low = probe + 1 } else { high = probe }
+                }
+            }
             while low < high {
                 let mid = (low &+ high) >> 1
-                let c = ByteTree.Entry.compare(self.key(mid), key)
+                let c = compare(mid)
                 if c < 0 {
                     low = mid &+ 1
                 } else if c > 0 {
@@ -204,9 +286,9 @@ extension ByteTree.Leaf {
     @inline(__always)
     func withView<R>(_ body: (View) throws -> R) rethrows -> R {
         try arena.withUnsafeBytes { a in
-            try offsets.withUnsafeBufferPointer { o in
+            try slots.withUnsafeBufferPointer { s in
                 try large.withUnsafeBufferPointer { l in
-                    try body(View(arena: a.baseAddress, offsets: o, large: l))
+                    try body(View(arena: a.baseAddress, slots: s, large: l, prefixLength: prefixLength, prefix: prefix))
                 }
             }
         }

@@ -4,24 +4,46 @@ extension ByteTree {
     ///
     /// A separator need not be a stored key (leaf splits choose the shortest key between the two sides),
     /// and it stays valid when the keys around it are removed.
+    ///
+    /// Like `Leaf`, its arrays opt out of dynamic exclusivity checking, which would otherwise dominate
+    /// the cost of a descent.
     final class Inner: Node {
-        var separators: [[UInt8]]
-        var children: [Node]
+        @exclusivity(unchecked) var separators: [[UInt8]] {
+            didSet { prefixes = separators.map(Self.prefix) }
+        }
+        /// The first 8 bytes of each separator (`Entry.prefix`), side by side so that a search reads a few
+        /// cache lines instead of one allocation per separator; only ties read the separators themselves.
+        /// Rebuilt whenever `separators` changes, which happens only on splits and merges.
+        @exclusivity(unchecked) private(set) var prefixes: [UInt64]
+        @exclusivity(unchecked) var children: [Node]
 
         init(separators: [[UInt8]], children: [Node]) {
             self.separators = separators
+            self.prefixes = separators.map(Self.prefix)
             self.children = children
+        }
+
+        private static func prefix(_ separator: [UInt8]) -> UInt64 {
+            separator.withUnsafeBytes { Entry.prefix(of: $0, length: 8) }
         }
 
         /// The child whose range holds `key`: the number of separators not greater than it.
         @inline(__always)
         func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-            separators.withUnsafeBufferPointer { seps in
+            childIndex(for: key, prefix: Entry.prefix(of: key, length: 8))
+        }
+
+        /// `childIndex(for:)` given the key's 8-byte prefix, which a descent computes once for all levels.
+        @inline(__always)
+        func childIndex(for key: UnsafeRawBufferPointer, prefix keyPrefix: UInt64) -> Int {
+            prefixes.withUnsafeBufferPointer { prefixes in
                 var low = 0
-                var high = seps.count
+                var high = prefixes.count
                 while low < high {
                     let mid = (low &+ high) >> 1
-                    if seps[mid].withUnsafeBytes({ Entry.compare($0, key) }) <= 0 {
+                    let p = prefixes[mid]
+                    let isNotAbove = p != keyPrefix ? p < keyPrefix : separators[mid].withUnsafeBytes { Entry.compare($0, key) } <= 0
+                    if isNotAbove {
                         low = mid &+ 1
                     } else {
                         high = mid

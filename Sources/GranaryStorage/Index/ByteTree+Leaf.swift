@@ -5,49 +5,72 @@ extension ByteTree {
         init() {}
     }
 
-    /// A leaf: entries in one byte arena, ordered through a sorted array of offsets into it.
+    /// A leaf: entries in one byte arena, ordered through a sorted array of slots pointing into it.
     ///
-    /// Inserting appends the entry to the arena and inserts its offset; an update appends and repoints
+    /// Inserting appends the entry to the arena and inserts its slot; an update appends and repoints
     /// (or overwrites in place when the size is unchanged); a removal drops the offset and counts the bytes
     /// as dead. The arena is compacted when dead bytes pass half of it, or when an append would otherwise
     /// push it past the budget. Capacity grows in `arenaSlack` steps, never by doubling.
+    ///
+    /// The stored arrays opt out of dynamic exclusivity checking: a leaf is read through `withView`
+    /// scopes on every lookup, and the runtime's access tracking cost more than the search itself.
+    /// Nothing writes a leaf while a view of it is open (writes happen only between views, on a leaf
+    /// owned by one tree), which the tests exercise under every mutation path.
     final class Leaf: Node {
         /// Entries back to back, in the order they were written; dead ones stay until compaction.
-        var arena: [UInt8] = []
-        /// Where each live entry starts, in key order; an offset with `Layout.largeFlag` indexes `large`.
-        var offsets: [UInt32] = []
+        @exclusivity(unchecked) var arena: [UInt8] = []
+        /// One per live entry, in key order. The low 32 bits are the entry's arena offset, or with
+        /// `Layout.largeFlag` set its index in `large`. The high 32 bits are its *head*: the four key bytes
+        /// after `prefixLength` (see `Entry.head`), which lets a search skip most arena reads.
+        @exclusivity(unchecked) var slots: [UInt64] = []
         /// Entries too heavy for the arena.
-        var large: [LargeEntry] = []
-        /// Arena bytes no live offset points to.
+        @exclusivity(unchecked) var large: [LargeEntry] = []
+        /// Arena bytes no live slot points to.
         var deadBytes = 0
+        /// Every key in the leaf starts with the first `prefixLength` (at most 8) bytes of `prefix`
+        /// (big-endian, zero-padded). May be shorter than the longest shared prefix, never longer.
+        var prefixLength = 0
+        var prefix: UInt64 = 0
 
         override init() { super.init() }
 
-        var count: Int { offsets.count }
+        var count: Int { slots.count }
         var liveArenaBytes: Int { arena.count - deadBytes }
         /// What the budget limits: live entry bytes plus a fixed cost per entry.
         var weight: Int {
-            liveArenaBytes + offsets.count * Layout.slotWeight + large.count * (Layout.largeEntryWeight - Layout.slotWeight)
+            liveArenaBytes + slots.count * Layout.slotWeight + large.count * (Layout.largeEntryWeight - Layout.slotWeight)
         }
 
         // MARK: Building
 
         /// A new leaf holding, in order, the entries of each part, with arena room for `arenaCapacity` bytes
-        /// and room for `extraSlots` more offsets. Parts must be given in key order.
+        /// and room for `extraSlots` more slots. Parts must be given in key order.
         static func assemble(_ parts: [(leaf: Leaf, range: Range<Int>)], arenaCapacity: Int, extraSlots: Int) -> Leaf {
             let result = Leaf()
+            let parts = parts.filter { !$0.range.isEmpty }
             result.arena.reserveCapacity(arenaCapacity)
-            result.offsets.reserveCapacity(parts.reduce(extraSlots) { $0 + $1.range.count })
+            result.slots.reserveCapacity(parts.reduce(extraSlots) { $0 + $1.range.count })
+            if let first = parts.first, let last = parts.last {
+                // Keys are in order, so the prefix all of them share is the one the first and last share.
+                let (a, aCount) = first.leaf.withView { v in v.key(first.range.lowerBound).withUnsafeBytes { (Entry.prefix(of: $0, length: 8), $0.count) } }
+                let (b, bCount) = last.leaf.withView { v in v.key(last.range.upperBound - 1).withUnsafeBytes { (Entry.prefix(of: $0, length: 8), $0.count) } }
+                let differing = a ^ b
+                result.prefixLength = min(aCount, bCount, differing == 0 ? 8 : differing.leadingZeroBitCount / 8)
+                result.prefix = a & (result.prefixLength == 0 ? 0 : ~0 << (64 - 8 * result.prefixLength))
+            }
             for (leaf, range) in parts {
                 leaf.withView { view in
                     for slot in range {
+                        let location: UInt32
                         if view.isLarge(slot) {
                             result.large.append(view.large[view.largeIndex(slot)])
-                            result.offsets.append(Layout.largeFlag | UInt32(result.large.count - 1))
+                            location = Layout.largeFlag | UInt32(result.large.count - 1)
                         } else {
-                            result.offsets.append(UInt32(result.arena.count))
+                            location = UInt32(result.arena.count)
                             result.arena.append(contentsOf: UnsafeRawBufferPointer(start: view.entry(slot), count: view.size(slot)))
                         }
+                        let head = Entry.head(of: view.key(slot), after: result.prefixLength)
+                        result.slots.append(UInt64(head) << 32 | UInt64(location))
                     }
                 }
             }
@@ -57,9 +80,11 @@ extension ByteTree {
         /// Takes over `other`'s storage (used to rebuild this leaf in place, keeping its identity).
         func adopt(_ other: Leaf) {
             arena = other.arena
-            offsets = other.offsets
+            slots = other.slots
             large = other.large
             deadBytes = other.deadBytes
+            prefixLength = other.prefixLength
+            prefix = other.prefix
         }
 
         func copy(layout: Layout) -> Leaf {
@@ -69,12 +94,10 @@ extension ByteTree {
         /// Rewrites the arena without dead bytes.
         func compact(arenaCapacity: Int) {
             if count == 0 {
-                arena = []
-                large = []
-                deadBytes = 0
+                adopt(Leaf())
                 return
             }
-            adopt(Self.assemble([(self, 0..<count)], arenaCapacity: arenaCapacity, extraSlots: offsets.capacity - count))
+            adopt(Self.assemble([(self, 0..<count)], arenaCapacity: arenaCapacity, extraSlots: slots.capacity - count))
         }
 
         /// The slot at which `weights` (of consecutive entries) splits most evenly: the left part gets
@@ -152,7 +175,7 @@ extension ByteTree {
                     return (false, nil)
                 }
                 releaseStorage(ofSlot: slot)
-                offsets.remove(at: slot)
+                slots.remove(at: slot)
             }
             if weight + entryWeight <= layout.leafBytes {
                 insertEntry(key: key, value: value, size: size, isLarge: isLarge, at: slot, layout: layout)
@@ -168,7 +191,7 @@ extension ByteTree {
             let (slot, found) = withView { $0.find(key) }
             guard found else { return false }
             releaseStorage(ofSlot: slot)
-            offsets.remove(at: slot)
+            slots.remove(at: slot)
             if deadBytes * 2 > arena.count { compact(arenaCapacity: layout.roomyCapacity(liveArenaBytes)) }
             return true
         }
@@ -177,19 +200,36 @@ extension ByteTree {
         func insertEntry(
             key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, size: Int, isLarge: Bool, at slot: Int, layout: Layout
         ) {
-            let offset: UInt32
+            let location: UInt32
             if isLarge {
                 large.append(LargeEntry(key: key, value: value))
-                offset = Layout.largeFlag | UInt32(large.count - 1)
+                location = Layout.largeFlag | UInt32(large.count - 1)
             } else {
                 reserveArena(size, layout: layout)  // may compact, which moves entries: take the offset after
                 let start = arena.count
                 arena.append(contentsOf: repeatElement(0, count: size))
                 arena.withUnsafeMutableBytes { Entry.write(key: key, value: value, to: $0.baseAddress! + start) }
-                offset = UInt32(start)
+                location = UInt32(start)
             }
-            if offsets.count == offsets.capacity { offsets.reserveCapacity(offsets.count + max(4, offsets.count / 8)) }
-            offsets.insert(offset, at: slot)
+            let head = admit(key)
+            if slots.count == slots.capacity { slots.reserveCapacity(slots.count + max(4, slots.count / 8)) }
+            slots.insert(UInt64(head) << 32 | UInt64(location), at: slot)
+        }
+
+        /// Shortens the shared prefix if `key` doesn't start with it (recomputing every head), and returns
+        /// the key's head.
+        private func admit(_ key: UnsafeRawBufferPointer) -> UInt32 {
+            if slots.isEmpty {
+                prefixLength = min(8, key.count)
+                prefix = Entry.prefix(of: key, length: prefixLength)
+            } else if key.count < prefixLength || Entry.prefix(of: key, length: prefixLength) != prefix {
+                let differing = Entry.prefix(of: key, length: prefixLength) ^ prefix
+                prefixLength = min(key.count, differing == 0 ? prefixLength : differing.leadingZeroBitCount / 8)
+                prefix = Entry.prefix(of: key, length: prefixLength)
+                let heads = withView { view in (0..<view.count).map { Entry.head(of: view.key($0), after: prefixLength) } }
+                for (i, head) in heads.enumerated() { slots[i] = UInt64(head) << 32 | (slots[i] & 0xFFFF_FFFF) }
+            }
+            return Entry.head(of: key, after: prefixLength)
         }
 
         /// Makes room to append `size` bytes, growing by a step or compacting.
@@ -203,7 +243,7 @@ extension ByteTree {
         }
 
         private func overwriteValue(inSlot slot: Int, with value: UnsafeRawBufferPointer) {
-            let offset = Int(offsets[slot])
+            let offset = Int(UInt32(truncatingIfNeeded: slots[slot]))
             arena.withUnsafeMutableBytes { a in
                 let entry = Entry.decode(at: UnsafeRawPointer(a.baseAddress! + offset))
                 if let source = value.baseAddress, value.count > 0 {
@@ -212,21 +252,21 @@ extension ByteTree {
             }
         }
 
-        /// Frees what the entry in `slot` occupies (arena bytes or its large entry); the offset stays.
+        /// Frees what the entry in `slot` occupies (arena bytes or its large entry); the slot stays.
         private func releaseStorage(ofSlot slot: Int) {
-            let offset = offsets[slot]
-            if offset & Layout.largeFlag == 0 {
+            let location = UInt32(truncatingIfNeeded: slots[slot])
+            if location & Layout.largeFlag == 0 {
                 deadBytes += withView { $0.size(slot) }
                 return
             }
-            // Swap-remove, then repoint the one offset that referred to the moved last entry.
-            let index = Int(offset & ~Layout.largeFlag)
+            // Swap-remove, then repoint the one slot that referred to the moved last entry.
+            let index = Int(location & ~Layout.largeFlag)
             let last = large.count - 1
             if index != last {
                 large.swapAt(index, last)
-                let movedOffset = Layout.largeFlag | UInt32(last)
-                let movedSlot = offsets.firstIndex(of: movedOffset)!
-                offsets[movedSlot] = Layout.largeFlag | UInt32(index)
+                let moved = Layout.largeFlag | UInt32(last)
+                let movedSlot = slots.firstIndex { UInt32(truncatingIfNeeded: $0) == moved }!
+                slots[movedSlot] = slots[movedSlot] & ~0xFFFF_FFFF | UInt64(Layout.largeFlag | UInt32(index))
             }
             large.removeLast()
         }
