@@ -78,8 +78,8 @@ enum SnapshotCodec {
         var state = EngineState()
         let name = (path as NSString).lastPathComponent
         var sawStore = false
-        // Builders for the table whose records are being read; tables arrive one after the other.
-        var current: (id: TableID, nextKey: Int64, schema: TableSchema, rows: ByteTree.Builder, indexes: [ByteTree.Builder])?
+        // The table whose records are being read; tables arrive one after the other.
+        var current: TableLoader?
 
         func finishCurrent() throws {
             guard let c = current else { return }
@@ -109,7 +109,7 @@ enum SnapshotCodec {
                 let id = try readTableID(&r)
                 let nextKey = try r.readSignedVarint()
                 let schema = try Operation.unjson(TableSchema.self, &r)
-                current = (id, nextKey, schema, ByteTree.Builder(), schema.indexes.map { _ in ByteTree.Builder() })
+                current = TableLoader(id: id, nextKey: nextKey, schema: schema)
             case .rows:
                 let id = try readTableID(&r)
                 guard current?.id == id else { throw r.corruption("rows for table \(id) outside its table record") }
@@ -118,7 +118,7 @@ enum SnapshotCodec {
                     let key = try r.readSignedVarint()
                     let row = try r.readLengthPrefixed()
                     try IndexKey.primaryKey(key).withUnsafeBytes { k in
-                        do { try current!.rows.append(key: k, value: row) } catch { throw r.corruption("row keys out of order in table \(id)") }
+                        do { try current!.rows.builder!.append(key: k, value: row) } catch { throw r.corruption("row keys out of order in table \(id)") }
                     }
                 }
             case .index:
@@ -131,7 +131,7 @@ enum SnapshotCodec {
                 let empty = UnsafeRawBufferPointer(start: nil, count: 0)
                 for _ in 0..<count {
                     let key = try r.readLengthPrefixed()
-                    do { try current!.indexes[ordinal].append(key: key, value: empty) } catch {
+                    do { try current!.indexes[ordinal].builder!.append(key: key, value: empty) } catch {
                         throw r.corruption("index entries out of order in table \(id) index #\(ordinal)")
                     }
                 }
@@ -142,6 +142,26 @@ enum SnapshotCodec {
         if !sawStore { throw StorageError.corruption(file: name, offset: 0, reason: "snapshot has no store record") }
         state.lsn = header.lsn
         return state
+    }
+
+    /// A bulk builder in a box: builders are non-copyable, and a table under load needs several.
+    final class BuilderBox {
+        var builder: ByteTree.Builder? = ByteTree.Builder()
+        func finish() -> ByteTree { builder.take()!.finish() }
+    }
+
+    final class TableLoader {
+        let id: TableID
+        let nextKey: Int64
+        let schema: TableSchema
+        let rows = BuilderBox()
+        let indexes: [BuilderBox]
+        init(id: TableID, nextKey: Int64, schema: TableSchema) {
+            self.id = id
+            self.nextKey = nextKey
+            self.schema = schema
+            self.indexes = schema.indexes.map { _ in BuilderBox() }
+        }
     }
 
     private static func readTableID(_ r: inout ByteReader) throws -> TableID {
