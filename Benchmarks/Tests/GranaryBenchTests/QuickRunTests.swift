@@ -28,7 +28,7 @@ import Testing
     @Test func quickRunPrintsARowForEveryWorkload() throws {
         let (status, output) = try Self.run(["--quick"])
         #expect(status == 0)
-        for prefix in (1...12).map({ "\($0). " }) + ["12b. "] {
+        for prefix in (1...12).map({ "\($0). " }) + ["11b. ", "12b. "] {
             #expect(output.split(separator: "\n").contains { $0.hasPrefix(prefix) }, "no row starting \(prefix)")
         }
         #expect(output.contains("Machine: "))
@@ -39,8 +39,8 @@ import Testing
         let (status, output) = try Self.run(["--quick", "--markdown"])
         #expect(status == 0)
         let tableLines = output.split(separator: "\n").filter { $0.hasPrefix("| ") }
-        // Header plus one line per workload (12 numbered rows and 12b).
-        #expect(tableLines.count == 14)
+        // Header, alignment line, and one line per workload (12 numbered rows, 11b and 12b).
+        #expect(tableLines.count == 16)
         #expect(tableLines.first?.contains("ratio") == true)
         #expect(output.contains("| --- | ---: |"))
     }
