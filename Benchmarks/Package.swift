@@ -1,0 +1,32 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// The benchmark is its own package so that the library never depends on its peer (GRDB): only this
+// package does, and `swift build` at the root never builds SQLite bindings.
+let package = Package(
+    name: "GranaryBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "granary-bench", targets: ["granary-bench"]),
+    ],
+    dependencies: [
+        // The identity of a path dependency is its folder name, which differs between clones and worktrees;
+        // naming it keeps `package: "Granary"` valid everywhere.
+        .package(name: "Granary", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "granary-bench",
+            dependencies: [
+                .product(name: "GranaryStorage", package: "Granary"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "GranaryBenchTests",
+            dependencies: ["granary-bench"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What the command line asked for: sizes, output format and where the stores live.
+///
+/// Parsed by hand rather than with swift-argument-parser so that the bench builds nothing it does not
+/// measure; the flags are few and flat.
+struct BenchOptions {
+    /// Rows in the main table (workloads 1–6 and 12).
+    var rows = 100_000
+    /// Rows in the store that is reopened and measured on disk (workloads 9 and 10).
+    var largeRows = 1_000_000
+    /// Point lookups in workload 2.
+    var lookups = 100_000
+    /// Queries in workloads 3 and 4.
+    var queries = 5_000
+    /// Single-insert durable transactions in workloads 7 and 8 (and fdatasync calls in workload 11).
+    var durableTransactions = 2_000
+    /// Timed repetitions of the whole-table workloads (bulk insert, update, reopen); the median is reported.
+    var repetitions = 3
+    var reopenRepetitions = 5
+    var isQuick = false
+    var isMarkdown = false
+    /// SQLite's page cache per connection, or `nil` for SQLite's default of 2 MiB.
+    var sqliteCacheMiB: Int?
+    /// The folder in which a fresh scratch folder is made; it must be on the disk being measured.
+    var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+
+    static let usage = """
+        usage: granary-bench [--rows N] [--large-rows N] [--quick] [--markdown] [--dir PATH] [--sqlite-cache-mb N]
+
+          --rows N        rows in the main table (default 100000)
+          --large-rows N  rows in the store measured for reopen time and size (default 1000000)
+          --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
+          --markdown      print the table as Markdown, for Benchmarks/README.md
+          --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
+          --sqlite-cache-mb N
+                          SQLite page cache per connection in MiB (default: SQLite's own, 2 MiB)
+        """
+
+    /// Parses `arguments` (without the program name).
+    /// - Throws: `BenchError.usage` for an unknown flag or a missing or malformed value.
+    static func parse(_ arguments: [String]) throws -> BenchOptions {
+        var options = BenchOptions()
+        var explicitRows: Int?
+        var explicitLargeRows: Int?
+        var iterator = arguments.makeIterator()
+        func count(after flag: String) throws -> Int {
+            guard let text = iterator.next(), let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else {
+                throw BenchError.usage("\(flag) needs a positive whole number")
+            }
+            return n
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--rows": explicitRows = try count(after: argument)
+            case "--large-rows": explicitLargeRows = try count(after: argument)
+            case "--quick": options.isQuick = true
+            case "--markdown": options.isMarkdown = true
+            case "--dir":
+                guard let path = iterator.next() else { throw BenchError.usage("--dir needs a path") }
+                options.parentDirectory = path
+            case "--sqlite-cache-mb": options.sqliteCacheMiB = try count(after: argument)
+            case "--help", "-h": throw BenchError.helpRequested
+            default: throw BenchError.usage("unknown argument \(argument)")
+            }
+        }
+        if options.isQuick {
+            options.rows = 1_000
+            options.largeRows = 2_000
+            options.lookups = 1_000
+            options.queries = 100
+            options.durableTransactions = 20
+            options.repetitions = 1
+            options.reopenRepetitions = 1
+        }
+        if let explicitRows { options.rows = explicitRows }
+        if let explicitLargeRows { options.largeRows = explicitLargeRows }
+        return options
+    }
+}
+
+/// Why the bench stopped before printing its table.
+enum BenchError: Error, CustomStringConvertible {
+    case usage(String)
+    case helpRequested
+    /// Two systems returned different results for the same workload, so their timings are not comparable.
+    case resultsDisagree(workload: String, detail: String)
+    case system(operation: String, path: String, errno: Int32)
+    /// A peer did not accept the configuration the comparison needs (WAL, synchronous=FULL).
+    case misconfigured(String)
+
+    var description: String {
+        switch self {
+        case .usage(let message): return "\(message)\n\(BenchOptions.usage)"
+        case .helpRequested: return BenchOptions.usage
+        case .resultsDisagree(let workload, let detail): return "results disagree in \(workload): \(detail)"
+        case .system(let operation, let path, let code):
+            return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .misconfigured(let message): return message
+        }
+    }
+}

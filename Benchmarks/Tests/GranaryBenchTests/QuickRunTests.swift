@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// Runs the real `granary-bench` binary on tiny sizes, so that a change to the library or to a peer that
+/// breaks the bench is caught by `swift test` rather than by the next person who wants numbers.
+@Suite struct QuickRunTests {
+    /// The bench executable, which SwiftPM builds into the same products folder as the test bundle.
+    static var executable: URL {
+        let products = Bundle.main.executableURL?.deletingLastPathComponent()
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return products.appendingPathComponent("granary-bench")
+    }
+
+    /// Runs the bench with `arguments` and returns its exit status and standard output.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func quickRunPrintsARowForEveryWorkload() throws {
+        let (status, output) = try Self.run(["--quick"])
+        #expect(status == 0)
+        for prefix in (1...12).map({ "\($0). " }) + ["11b. ", "12b. "] {
+            #expect(output.split(separator: "\n").contains { $0.hasPrefix(prefix) }, "no row starting \(prefix)")
+        }
+        #expect(output.contains("Machine: "))
+        #expect(output.contains("GRDB fastest"))
+    }
+
+    @Test func markdownFlagPrintsAPipeTableWithRatioColumn() throws {
+        let (status, output) = try Self.run(["--quick", "--markdown"])
+        #expect(status == 0)
+        let tableLines = output.split(separator: "\n").filter { $0.hasPrefix("| ") }
+        // Header, alignment line, and one line per workload (12 numbered rows, 11b and 12b).
+        #expect(tableLines.count == 16)
+        #expect(tableLines.first?.contains("ratio") == true)
+        #expect(output.contains("| --- | ---: |"))
+    }
+
+    @Test func unknownFlagExitsWithUsageStatus() throws {
+        let (status, output) = try Self.run(["--no-such-flag"])
+        #expect(status == 2)
+        #expect(output.isEmpty)
+    }
+}
