@@ -36,9 +36,6 @@ func checkAgreement(_ results: [SuiteResult], options: BenchOptions) throws {
 func footnotes(options: BenchOptions, sqliteVersion: String, rawBytes: Int, isGranaryReady: Bool) -> [String] {
     var notes: [String] = []
     if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
-    if !isGranaryReady {
-        notes.append("Granary: n/a until the engine API lands (then build with `-Xswiftc -DGRANARY_ENGINE_READY`).")
-    }
     notes += [
         "Ratio: GRDB fastest's time ÷ Granary's (for rates, Granary's rate ÷ GRDB's; for size, SQLite bytes ÷ Granary bytes): above 1 means Granary is better.",
         "Whole-table rows (1, 5, 9) are the median of \(options.repetitions), \(options.repetitions), \(options.reopenRepetitions) runs; 6 runs once (it empties the table). Reads (2–4) are timed in \(SuiteRunner.batches) batches after an untimed warm-up batch and report the median batch's rate; µs in parentheses is time per operation.",
@@ -89,7 +86,7 @@ do {
     func limit(_ mode: SyncLimit.Mode) -> Measurement {
         .rate(perOperation: Stopwatch.median(limitsBefore[mode, default: []] + limitsAfter[mode, default: []]), unit: "syncs/s")
     }
-    let encodedRow = dataset.items.reduce(0) { $0 + GranaryRowSize.encodedSize(of: $1.granaryRow) }
+    let encodedRow = dataset.items.reduce(0) { $0 + $1.granaryRow.encodedByteCount }
 
     var table = ResultTable(machine: machine.summary)
     for workload in Workload.allCases {

@@ -23,3 +23,8 @@ public struct Row: Sendable, Hashable, RandomAccessCollection, MutableCollection
         }
     }
 }
+
+extension Row {
+    /// The size of this row in the engine's row encoding, as it is stored in memory and in the log.
+    public var encodedByteCount: Int { RowCodec.encode(self).count }
+}
