@@ -151,7 +151,7 @@ public final class Engine: @unchecked Sendable {
         var newState = tx.state
         tx.state = EngineState()
         newState.lsn = lsn
-        let summary = tx.changes.summary(lsn: lsn) { newState.tables[$0]?.name }
+        let summary = tx.changes.summary(lsn: lsn) { newState.tables[$0]?.table.name }
         try storage?.append(payload, lsn: lsn)
         head = newState
         publication.withLock { $0.pending.append((newState, summary)) }
@@ -261,7 +261,7 @@ public final class Engine: @unchecked Sendable {
         let snapshot = read()
         var info = storage?.info() ?? StorageInfo()
         info.lsn = snapshot.lsn
-        info.tables = snapshot.state.tables.values.sorted { $0.id < $1.id }.map { t in
+        info.tables = snapshot.state.orderedTables.map { t in
             StorageInfo.Table(name: t.name, rows: t.rows.count, indexes: t.indexes.map { ($0.definition.name, $0.entries.count) },
                               memoryBytes: t.rows.memoryFootprint + t.indexes.reduce(0) { $0 + $1.entries.memoryFootprint })
         }

@@ -5,7 +5,9 @@
 struct EngineState: Sendable {
     /// The log sequence number of the last commit this state includes (0 for an empty store).
     var lsn: UInt64 = 0
-    var tables: [TableID: TableState] = [:]
+    /// Tables sit in boxes so that reaching one costs a single retain rather than a copy of all its
+    /// fields; `mutate` copies a box first when a snapshot still shares it.
+    var tables: [TableID: TableBox] = [:]
     var tableIDs: [String: TableID] = [:]
     var nextTableID: UInt32 = 1
     var metadata = StoreMetadata()
@@ -15,14 +17,18 @@ struct EngineState: Sendable {
         return id
     }
 
-    func table(_ name: String) throws -> TableState {
-        try table(tableID(name))
+    func table(_ name: String) throws -> TableBox {
+        guard let id = tableIDs[name], let box = tables[id] else { throw StorageError.noSuchTable(name) }
+        return box
     }
 
-    func table(_ id: TableID) throws -> TableState {
-        guard let t = tables[id] else { throw StorageError.noSuchTable("\(id)") }
-        return t
+    func table(_ id: TableID) throws -> TableBox {
+        guard let box = tables[id] else { throw StorageError.noSuchTable("\(id)") }
+        return box
     }
+
+    /// All tables in creation order.
+    var orderedTables: [TableState] { tables.values.map(\.table).sorted { $0.id < $1.id } }
 
     /// Applies a recorded operation. Live transactions call this after validating; replay calls it
     /// directly, and a failure there means the log contradicts itself.
@@ -31,18 +37,17 @@ struct EngineState: Sendable {
         case .createTable(let id, let schema):
             if tableIDs[schema.name] != nil { throw StorageError.tableExists(schema.name) }
             if tables[id] != nil { throw StorageError.invalidArgument("table id \(id) is already in use") }
-            let table = try TableState(id: id, schema: schema)
-            tables[id] = table
+            tables[id] = TableBox(try TableState(id: id, schema: schema))
             tableIDs[schema.name] = id
             nextTableID = max(nextTableID, id.rawValue + 1)
         case .dropTable(let id):
-            let t = try table(id)
+            let name = try table(id).table.name
             tables[id] = nil
-            tableIDs[t.name] = nil
+            tableIDs[name] = nil
         case .renameTable(let id, let newName):
-            let old = try table(id).name
+            let old = try table(id).table.name
             if tableIDs[newName] != nil { throw StorageError.tableExists(newName) }
-            tables[id]!.schema.name = newName
+            try mutate(id) { $0.schema.name = newName }
             tableIDs[old] = nil
             tableIDs[newName] = id
         case .addColumn(let id, let column):
@@ -53,12 +58,12 @@ struct EngineState: Sendable {
             try mutate(id) { try $0.removeIndex(named: name) }
         case .insert(let id, let key, let bytes):
             try mutate(id) { t in
-                let row = t.indexes.isEmpty ? Row([]) : try RowCodec.decode(bytes, context: "table '\(t.name)' row \(key)")
+                let row = t.indexes.isEmpty ? Row([]) : try RowCodec.decode(bytes, table: t.name, key: key)
                 try t.insert(row, encoded: bytes, key: key)
             }
         case .update(let id, let key, let bytes):
             try mutate(id) { t in
-                let row = t.indexes.isEmpty ? Row([]) : try RowCodec.decode(bytes, context: "table '\(t.name)' row \(key)")
+                let row = t.indexes.isEmpty ? Row([]) : try RowCodec.decode(bytes, table: t.name, key: key)
                 try t.update(row, encoded: bytes, key: key)
             }
         case .delete(let id, let key):
@@ -72,6 +77,15 @@ struct EngineState: Sendable {
     /// only what a snapshot still shares.
     mutating func mutate<R>(_ id: TableID, _ body: (inout TableState) throws -> R) throws -> R {
         guard tables[id] != nil else { throw StorageError.noSuchTable("\(id)") }
-        return try body(&tables[id]!)
+        if !isKnownUniquelyReferenced(&tables[id]!) { tables[id] = TableBox(tables[id]!.table) }
+        return try body(&tables[id]!.table)
     }
+}
+
+/// A table in the engine state; see `EngineState.tables`.
+final class TableBox: @unchecked Sendable {
+    // @unchecked: a box is changed only through `EngineState.mutate`, and only while uniquely referenced,
+    // so no snapshot can see it change.
+    var table: TableState
+    init(_ table: TableState) { self.table = table }
 }

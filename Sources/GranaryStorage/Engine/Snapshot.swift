@@ -13,38 +13,38 @@ public struct Snapshot: Sendable {
     public var lsn: UInt64 { state.lsn }
     public var metadata: StoreMetadata { state.metadata }
     /// Table names in creation order.
-    public var tableNames: [String] { state.tables.values.sorted { $0.id < $1.id }.map(\.name) }
+    public var tableNames: [String] { state.orderedTables.map(\.name) }
 
     /// - Throws: `StorageError.noSuchTable`.
-    public func schema(of table: String) throws -> TableSchema { try state.table(table).schema }
+    public func schema(of table: String) throws -> TableSchema { try state.table(table).table.schema }
     /// - Throws: `StorageError.noSuchTable`.
     public func tableID(of table: String) throws -> TableID { try state.tableID(table) }
     /// The name of the table with this ID, or `nil` if it does not exist (any more).
-    public func tableName(for id: TableID) -> String? { state.tables[id]?.name }
+    public func tableName(for id: TableID) -> String? { state.tables[id]?.table.name }
 
     /// - Throws: `StorageError.noSuchTable`.
-    public func count(in table: String) throws -> Int { try state.table(table).rows.count }
+    public func count(in table: String) throws -> Int { try state.table(table).table.rows.count }
 
     /// The key the next `insert(_:into:)` without a key would use.
     /// - Throws: `StorageError.noSuchTable`.
-    public func nextKey(in table: String) throws -> Int64 { try state.table(table).nextKey }
+    public func nextKey(in table: String) throws -> Int64 { try state.table(table).table.nextKey }
 
     /// The row with this primary key, or `nil`.
     /// - Throws: `StorageError.noSuchTable`; `.corruption` if the stored row cannot be decoded.
-    public func row(in table: String, key: Int64) throws -> Row? { try state.table(table).row(forKey: key) }
+    public func row(in table: String, key: Int64) throws -> Row? { try state.table(table).table.row(forKey: key) }
 
     /// - Throws: `StorageError.noSuchTable`.
-    public func contains(in table: String, key: Int64) throws -> Bool { try state.table(table).containsRow(key) }
+    public func contains(in table: String, key: Int64) throws -> Bool { try state.table(table).table.containsRow(key) }
 
     /// Visits rows in key order (or reverse), starting at `start` if given; return `false` to stop.
     /// - Throws: `StorageError.noSuchTable`, `.corruption`, or what `body` throws.
     public func forEachRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
                            _ body: (_ key: Int64, _ row: Row) throws -> Bool) throws {
-        let t = try state.table(table)
+        let t = try state.table(table).table
         let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
         try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
             let key = IndexKey.primaryKey(from: k)
-            return try body(key, try RowCodec.decode(v, context: "table '\(table)' row \(key)"))
+            return try body(key, try RowCodec.decode(v, table: table, key: key))
         }
     }
 
@@ -61,10 +61,10 @@ public struct Snapshot: Sendable {
     /// Rows matching an index query, in index order.
     /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`, `.invalidArgument` for a malformed query.
     public func query(_ q: IndexQuery) throws -> [(key: Int64, row: Row)] {
-        let t = try state.table(q.table)
+        let box = try state.table(q.table)
         var result: [(key: Int64, row: Row)] = []
         try scan(q) { key in
-            guard let row = try t.row(forKey: key) else {
+            guard let row = try box.table.row(forKey: key) else {
                 throw StorageError.corruption(file: "index '\(q.index)'", offset: 0, reason: "entry for missing row \(key) in table '\(q.table)'")
             }
             result.append((key, row))
@@ -89,7 +89,7 @@ public struct Snapshot: Sendable {
     }
 
     func index(_ q: IndexQuery) throws -> IndexState {
-        let t = try state.table(q.table)
+        let t = try state.table(q.table).table
         guard let index = t.indexes.first(where: { $0.definition.name == q.index }) else {
             throw StorageError.noSuchIndex(table: q.table, index: q.index)
         }
@@ -119,7 +119,7 @@ public struct Snapshot: Sendable {
     /// Bytes of memory the table's rows and its indexes occupy, for capacity planning and the benchmark.
     /// - Throws: `StorageError.noSuchTable`.
     public func memoryFootprint(of table: String) throws -> (rows: Int, indexes: Int) {
-        let t = try state.table(table)
+        let t = try state.table(table).table
         return (t.rows.memoryFootprint, t.indexes.reduce(0) { $0 + $1.entries.memoryFootprint })
     }
 }

@@ -74,14 +74,13 @@ struct TableState: Sendable {
     var name: String { schema.name }
 
     func row(forKey key: Int64) throws -> Row? {
-        let k = IndexKey.primaryKey(key)
-        return try k.withUnsafeBytes { kb in
-            try rows.withValue(forKey: kb) { try RowCodec.decode($0, context: "table '\(name)' row \(key)") }
+        try IndexKey.withPrimaryKey(key) { kb in
+            try rows.withValue(forKey: kb) { try RowCodec.decode($0, table: name, key: key) }
         }
     }
 
     func containsRow(_ key: Int64) -> Bool {
-        IndexKey.primaryKey(key).withUnsafeBytes { rows.contains($0) }
+        IndexKey.withPrimaryKey(key) { rows.contains($0) }
     }
 
     /// Checks a row against the schema before anything is changed, so a rejected write changes nothing.
@@ -115,7 +114,7 @@ struct TableState: Sendable {
         rows.scan { k, v in
             do {
                 let key = IndexKey.primaryKey(from: k)
-                let row = try RowCodec.decode(v, context: "table '\(name)' row \(key)")
+                let row = try RowCodec.decode(v, table: name, key: key)
                 let prefix = try index.valuePrefix(of: row)
                 if index.participatesInUniqueness(row), let other = index.conflictingKey(prefix: prefix, excluding: key) {
                     throw StorageError.uniqueViolation(
@@ -187,7 +186,7 @@ struct TableState: Sendable {
     mutating func insert(_ row: Row, encoded: [UInt8], key: Int64) throws {
         if containsRow(key) { throw StorageError.duplicateKey(table: name, key: key) }
         let changes = indexes.isEmpty ? [] : try indexChanges(key: key, old: nil, new: row)
-        rows.insert(key: IndexKey.primaryKey(key), value: encoded)
+        store(encoded, key: key)
         apply(changes)
         if key >= nextKey { nextKey = key == .max ? key : key + 1 }
     }
@@ -201,14 +200,18 @@ struct TableState: Sendable {
     mutating func update(_ row: Row, encoded: [UInt8], key: Int64) throws {
         let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingRow(key), new: row)
         if indexes.isEmpty && !containsRow(key) { throw StorageError.noSuchRow(table: name, key: key) }
-        rows.insert(key: IndexKey.primaryKey(key), value: encoded)
+        store(encoded, key: key)
         apply(changes)
+    }
+
+    private mutating func store(_ encoded: [UInt8], key: Int64) {
+        IndexKey.withPrimaryKey(key) { k in encoded.withUnsafeBytes { _ = rows.insert(key: k, value: $0) } }
     }
 
     mutating func delete(key: Int64) throws {
         let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingRow(key), new: nil)
         if indexes.isEmpty && !containsRow(key) { throw StorageError.noSuchRow(table: name, key: key) }
-        rows.remove(key: IndexKey.primaryKey(key))
+        IndexKey.withPrimaryKey(key) { _ = rows.remove(key: $0) }
         apply(changes)
     }
 

@@ -23,7 +23,7 @@ extension Engine {
             verifyFiles(in: directory, into: &report)
         }
         let snapshot = read()
-        for table in snapshot.state.tables.values.sorted(by: { $0.id < $1.id }) {
+        for table in snapshot.state.orderedTables {
             Self.verify(table, into: &report)
         }
         return report
@@ -68,7 +68,7 @@ extension Engine {
             let key = IndexKey.primaryKey(from: k)
             report.rowsChecked += 1
             do {
-                let row = try RowCodec.decode(v, context: "table '\(name)' row \(key)")
+                let row = try RowCodec.decode(v, table: name, key: key)
                 try table.validate(row)
                 for (i, index) in table.indexes.enumerated() {
                     let prefix = try index.valuePrefix(of: row)

@@ -24,12 +24,12 @@ public final class WriteTransaction {
     /// The row with this key as the transaction currently sees it.
     /// - Throws: `StorageError.noSuchTable`, `.corruption`.
     public func row(in table: String, key: Int64) throws -> Row? {
-        try state.table(table).row(forKey: key)
+        try state.table(table).table.row(forKey: key)
     }
 
     /// - Throws: `StorageError.noSuchTable`.
     public func contains(in table: String, key: Int64) throws -> Bool {
-        try state.table(table).containsRow(key)
+        try state.table(table).table.containsRow(key)
     }
 
     public var metadata: StoreMetadata { state.metadata }
@@ -121,7 +121,7 @@ public final class WriteTransaction {
     /// - Throws: as `insert(_:into:key:)`.
     @discardableResult
     public func insert(_ row: Row, into table: String) throws -> Int64 {
-        let key = try state.table(table).nextKey
+        let key = try state.table(table).table.nextKey
         try insert(row, into: table, key: key)
         return key
     }

@@ -18,7 +18,7 @@ enum SnapshotCodec {
         w.writeLengthPrefixed(Operation.json(state.metadata))
         try writer.append(record: w.bytes)
 
-        for table in state.tables.values.sorted(by: { $0.id < $1.id }) {
+        for table in state.orderedTables {
             w = ByteWriter()
             w.write(RecordType.table.rawValue)
             w.writeVarint(UInt64(table.id.rawValue))
@@ -89,7 +89,7 @@ enum SnapshotCodec {
                 indexes.append(IndexState(definition: definition, columnPositions: try TableState.positions(of: definition, in: c.schema),
                                           entries: c.indexes[i].finish()))
             }
-            state.tables[c.id] = TableState(id: c.id, schema: c.schema, rows: c.rows.finish(), indexes: indexes, nextKey: c.nextKey)
+            state.tables[c.id] = TableBox(TableState(id: c.id, schema: c.schema, rows: c.rows.finish(), indexes: indexes, nextKey: c.nextKey))
             state.tableIDs[c.schema.name] = c.id
         }
 

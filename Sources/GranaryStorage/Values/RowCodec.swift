@@ -65,6 +65,20 @@ enum RowCodec {
         return row
     }
 
+    /// Decodes a stored row. The error context is built only on failure: building it for every row
+    /// (string interpolation) would cost more than the decoding.
+    static func decode(_ bytes: UnsafeRawBufferPointer, table: String, key: Int64) throws -> Row {
+        do {
+            return try decode(bytes, context: "row")
+        } catch StorageError.corruption(_, let offset, let reason) {
+            throw StorageError.corruption(file: "table '\(table)' row \(key)", offset: offset, reason: reason)
+        }
+    }
+
+    static func decode(_ bytes: [UInt8], table: String, key: Int64) throws -> Row {
+        try bytes.withUnsafeBytes { try decode($0, table: table, key: key) }
+    }
+
     static func decode(_ bytes: [UInt8], context: String = "row") throws -> Row {
         try bytes.withUnsafeBytes { try decode($0, context: context) }
     }
