@@ -282,6 +282,45 @@ private func allNodes(_ tree: ByteTree) -> [ObjectIdentifier] {
         #expect(tree.value(forKey: [2]) == [UInt8](repeating: 49, count: 10))
     }
 
+    // MARK: Lookups in full-size leaves
+
+    /// Default-sized leaves hold hundreds of entries, where lookups start with an interpolation probe;
+    /// check it against keys that are dense, sparse, or strings sharing long prefixes, and against
+    /// absent neighbours, truncations and extensions of every key.
+    @Test(arguments: ["dense", "sparse", "strings", "mixed lengths"])
+    func lookupsInFullSizeLeavesFindEveryKeyAndNothingElse(population: String) throws {
+        var rng = SplitMix64(seed: 17)
+        var keys = Set<[UInt8]>()
+        while keys.count < 4000 {
+            switch population {
+            case "dense": keys.insert(IndexKey.primaryKey(Int64(keys.count) - 2000))
+            case "sparse": keys.insert(IndexKey.primaryKey(Int64.random(in: .min ... .max, using: &rng) >> Int.random(in: 0...60, using: &rng)))
+            case "strings":
+                var k = Array("customer/".utf8) + [UInt8.random(in: 0...3, using: &rng)]
+                k += (0..<Int.random(in: 0...12, using: &rng)).map { _ in UInt8.random(in: 0x61...0x64, using: &rng) }
+                keys.insert(k)
+            default: keys.insert((0..<Int.random(in: 0...10, using: &rng)).map { _ in [0x00, 0x10, 0xFF].randomElement(using: &rng)! })
+            }
+        }
+        var tree = ByteTree()
+        for k in keys.shuffled(using: &rng) { tree.insert(key: k, value: k.reversed()) }
+        var builder = ByteTree.Builder()
+        for k in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try builder.append(key: k, value: k.reversed()) }
+        let built = builder.finish()
+        for t in [tree, built] {
+            try t.checkInvariants()
+            for k in keys {
+                #expect(t.value(forKey: k) == k.reversed())
+                var probes: [[UInt8]] = [k + [0], k + [0xFF], Array(k.dropLast())]
+                if let last = k.last {
+                    probes.append(k.dropLast() + [last &+ 1])
+                    probes.append(k.dropLast() + [last &- 1])
+                }
+                for probe in probes { #expect(t.contains(probe) == keys.contains(probe), "probe \(probe)") }
+            }
+        }
+    }
+
     // MARK: Scans
 
     @Test func scanHonoursEveryBoundCombination() throws {

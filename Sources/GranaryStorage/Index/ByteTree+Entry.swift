@@ -28,6 +28,23 @@ extension ByteTree {
             if let v = value.baseAddress, value.count > 0 { (p + i).copyMemory(from: v, byteCount: value.count) }
         }
 
+        /// Appends an entry to `arena`, whose capacity the caller has already made room in.
+        static func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to arena: inout [UInt8]) {
+            appendVarint(key.count, to: &arena)
+            arena.append(contentsOf: key)
+            appendVarint(value.count, to: &arena)
+            arena.append(contentsOf: value)
+        }
+
+        private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
+            var v = UInt(value)
+            while v >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+                v >>= 7
+            }
+            bytes.append(UInt8(v))
+        }
+
         private static func writeVarint(_ value: Int, to p: UnsafeMutableRawPointer) -> Int {
             var v = UInt(value)
             var i = 0

@@ -206,10 +206,8 @@ extension ByteTree {
                 location = Layout.largeFlag | UInt32(large.count - 1)
             } else {
                 reserveArena(size, layout: layout)  // may compact, which moves entries: take the offset after
-                let start = arena.count
-                arena.append(contentsOf: repeatElement(0, count: size))
-                arena.withUnsafeMutableBytes { Entry.write(key: key, value: value, to: $0.baseAddress! + start) }
-                location = UInt32(start)
+                location = UInt32(arena.count)
+                Entry.append(key: key, value: value, to: &arena)
             }
             let head = admit(key)
             if slots.count == slots.capacity { slots.reserveCapacity(slots.count + max(4, slots.count / 8)) }
