@@ -80,6 +80,11 @@ extension ByteTree {
 
     private func check(_ leaf: Leaf, place: String, isRoot: Bool, lower: [UInt8]?, upper: [UInt8]?) throws {
         if leaf.count == 0 { throw Self.corruption("\(place) is an empty leaf") }
+        if leaf.hintCount != leaf.count || leaf.hintHeads >> 32 != leaf.slots[0] >> 32
+            || leaf.hintHeads & 0xFFFF_FFFF != leaf.slots[leaf.count - 1] >> 32
+        {
+            throw Self.corruption("\(place): the search hint does not match the slots")
+        }
         if leaf.deadBytes < 0 || leaf.deadBytes * 2 > leaf.arena.count {
             throw Self.corruption("\(place) counts \(leaf.deadBytes) dead bytes in an arena of \(leaf.arena.count)")
         }

@@ -22,7 +22,9 @@ extension ByteTree {
         /// One per live entry, in key order. The low 32 bits are the entry's arena offset, or with
         /// `Layout.largeFlag` set its index in `large`. The high 32 bits are its *head*: the four key bytes
         /// after `prefixLength` (see `Entry.head`), which lets a search skip most arena reads.
-        @exclusivity(unchecked) var slots: [UInt64] = []
+        @exclusivity(unchecked) var slots: [UInt64] = [] {
+            didSet { refreshHint() }
+        }
         /// Entries too heavy for the arena.
         @exclusivity(unchecked) var large: [LargeEntry] = []
         /// Arena bytes no live slot points to.
@@ -31,8 +33,18 @@ extension ByteTree {
         /// (big-endian, zero-padded). May be shorter than the longest shared prefix, never longer.
         var prefixLength = 0
         var prefix: UInt64 = 0
+        /// A copy of the slot count and of the first and last heads (`first << 32 | last`), kept in the
+        /// node itself so that a search can compute its interpolation probe as soon as the node is loaded,
+        /// without first waiting for the slot array's header and ends to arrive from memory.
+        private(set) var hintCount = 0
+        private(set) var hintHeads: UInt64 = 0
 
         override init() { super.init() }
+
+        private func refreshHint() {
+            hintCount = slots.count
+            hintHeads = slots.isEmpty ? 0 : (slots[0] >> 32) << 32 | slots[slots.count - 1] >> 32
+        }
 
         var count: Int { slots.count }
         var liveArenaBytes: Int { arena.count - deadBytes }
