@@ -186,8 +186,8 @@ extension ByteTree {
     private static func footprint(of node: Node, level: Int) -> Int {
         if level == 0 {
             let leaf = unsafeDowncast(node, to: Leaf.self)
-            // Header + three array references, the dead-byte count and the prefix with its length.
-            var total = allocation(16 + 48) + arrayStorage(leaf.arena) + arrayStorage(leaf.slots) + arrayStorage(leaf.large)
+            // Header, three array references, then dead bytes, prefix length, prefix and the two hint words.
+            var total = allocation(16 + 24 + 40) + arrayStorage(leaf.arena) + arrayStorage(leaf.slots) + arrayStorage(leaf.large)
             for large in leaf.large { total += allocation(16 + 16) + allocation(large.size) }
             return total
         }
