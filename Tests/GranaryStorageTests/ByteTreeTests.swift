@@ -282,6 +282,45 @@ private func allNodes(_ tree: ByteTree) -> [ObjectIdentifier] {
         #expect(tree.value(forKey: [2]) == [UInt8](repeating: 49, count: 10))
     }
 
+    // MARK: Lookups in full-size leaves
+
+    /// Default-sized leaves hold hundreds of entries, where lookups start with an interpolation probe;
+    /// check it against keys that are dense, sparse, or strings sharing long prefixes, and against
+    /// absent neighbours, truncations and extensions of every key.
+    @Test(arguments: ["dense", "sparse", "strings", "mixed lengths"])
+    func lookupsInFullSizeLeavesFindEveryKeyAndNothingElse(population: String) throws {
+        var rng = SplitMix64(seed: 17)
+        var keys = Set<[UInt8]>()
+        while keys.count < 4000 {
+            switch population {
+            case "dense": keys.insert(IndexKey.primaryKey(Int64(keys.count) - 2000))
+            case "sparse": keys.insert(IndexKey.primaryKey(Int64.random(in: .min ... .max, using: &rng) >> Int.random(in: 0...60, using: &rng)))
+            case "strings":
+                var k = Array("customer/".utf8) + [UInt8.random(in: 0...3, using: &rng)]
+                k += (0..<Int.random(in: 0...12, using: &rng)).map { _ in UInt8.random(in: 0x61...0x64, using: &rng) }
+                keys.insert(k)
+            default: keys.insert((0..<Int.random(in: 0...10, using: &rng)).map { _ in [0x00, 0x10, 0xFF].randomElement(using: &rng)! })
+            }
+        }
+        var tree = ByteTree()
+        for k in keys.shuffled(using: &rng) { tree.insert(key: k, value: k.reversed()) }
+        var builder = ByteTree.Builder()
+        for k in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try builder.append(key: k, value: k.reversed()) }
+        let built = builder.finish()
+        for t in [tree, built] {
+            try t.checkInvariants()
+            for k in keys {
+                #expect(t.value(forKey: k) == k.reversed())
+                var probes: [[UInt8]] = [k + [0], k + [0xFF], Array(k.dropLast())]
+                if let last = k.last {
+                    probes.append(k.dropLast() + [last &+ 1])
+                    probes.append(k.dropLast() + [last &- 1])
+                }
+                for probe in probes { #expect(t.contains(probe) == keys.contains(probe), "probe \(probe)") }
+            }
+        }
+    }
+
     // MARK: Scans
 
     @Test func scanHonoursEveryBoundCombination() throws {
@@ -490,6 +529,55 @@ private func allNodes(_ tree: ByteTree) -> [ObjectIdentifier] {
         let removed = tree.remove(key: key(3))
         #expect(!removed)
         #expect(ObjectIdentifier(tree.root!) == ObjectIdentifier(snapshot.root!))
+    }
+
+    // MARK: Integrity checking
+
+    private func expectCorruption(_ tree: ByteTree, mentioning phrase: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) {
+            try tree.checkInvariants()
+        } throws: { error in
+            guard case StorageError.corruption(file: "index", offset: 0, let reason) = error else { return false }
+            return reason.contains(phrase)
+        }
+    }
+
+    private func twoLeafTree() -> ByteTree {
+        var tree = ByteTree(leafBytes: 256, fanout: 4)
+        for k in stride(from: 0, through: 18, by: 2) { tree.insert(key: [UInt8(k)], value: Self.value16) }
+        return tree
+    }
+
+    @Test func checkInvariantsNamesTheDamage() throws {
+        let healthy = twoLeafTree()
+        try healthy.checkInvariants()
+        let layout = healthy.layout
+        func damaged(_ damage: (ByteTree.Inner) -> Void) -> ByteTree {
+            var tree = twoLeafTree()
+            tree.insert(key: [1], value: [])  // a private copy of every node on the way to the first leaf
+            let root = tree.root as! ByteTree.Inner
+            root.children[1] = ByteTree.copy(root.children[1], level: 0, layout: layout)
+            damage(root)
+            return tree
+        }
+        expectCorruption(damaged { $0.leaf(0).slots.swapAt(0, 1) }, mentioning: "is not above the previous key")
+        expectCorruption(damaged { $0.separators[0] = [0] }, mentioning: "not below the upper bound")
+        expectCorruption(damaged { $0.separators[0] = [0xFF] }, mentioning: "below the lower bound")
+        expectCorruption(damaged { $0.leaf(1).deadBytes += 1 }, mentioning: "live entries take")
+        expectCorruption(damaged { $0.leaf(1).slots[0] ^= 1 << 40 }, mentioning: "head does not match")
+        expectCorruption(damaged { $0.leaf(1).slots[0] |= UInt64(ByteTree.Layout.largeFlag) }, mentioning: "large entry")
+        expectCorruption(damaged { $0.leaf(1).arena[0] = 0xFF }, mentioning: "malformed")
+
+        let root = healthy.root as! ByteTree.Inner
+        expectCorruption(ByteTree(layout: layout, root: root, height: 1, count: healthy.count + 1), mentioning: "leaves hold")
+        expectCorruption(ByteTree(layout: layout, root: root, height: 2, count: healthy.count), mentioning: "is a leaf at depth")
+
+        var single = ByteTree(leafBytes: 256, fanout: 4)
+        single.insert(key: [100], value: [])
+        let tooLight = ByteTree.Inner(separators: [[100]], children: [root.leaf(0), single.root!])
+        expectCorruption(ByteTree(layout: layout, root: tooLight, height: 1, count: root.leaf(0).count + 1), mentioning: "underfull")
+        let lonely = ByteTree.Inner(separators: [], children: [root.leaf(0)])
+        expectCorruption(ByteTree(layout: layout, root: lonely, height: 1, count: root.leaf(0).count), mentioning: "1 child")
     }
 
     // MARK: Memory

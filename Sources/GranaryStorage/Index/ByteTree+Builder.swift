@@ -112,17 +112,4 @@ extension ByteTree {
             return (parents, parentSeparators)
         }
     }
-
-    /// Up to 32 bytes in hex, for error messages.
-    static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        let digits = Array("0123456789abcdef")
-        var s = "0x"
-        for byte in bytes.prefix(32) {
-            s.append(digits[Int(byte >> 4)])
-            s.append(digits[Int(byte & 0xF)])
-        }
-        if bytes.count > 32 { s += "…(\(bytes.count) bytes)" }
-        if bytes.isEmpty { s = "<empty>" }
-        return s
-    }
 }

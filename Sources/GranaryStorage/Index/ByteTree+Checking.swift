@@ -15,6 +15,19 @@ extension ByteTree {
         if entries != count { throw Self.corruption("the tree counts \(count) entries but its leaves hold \(entries)") }
     }
 
+    /// Up to 32 bytes in hex, for error messages.
+    static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let digits = Array("0123456789abcdef")
+        var s = "0x"
+        for byte in bytes.prefix(32) {
+            s.append(digits[Int(byte >> 4)])
+            s.append(digits[Int(byte & 0xF)])
+        }
+        if bytes.count > 32 { s += "…(\(bytes.count) bytes)" }
+        if bytes.isEmpty { s = "<empty>" }
+        return s
+    }
+
     private static func corruption(_ reason: String) -> StorageError {
         .corruption(file: "index", offset: 0, reason: reason)
     }
@@ -67,6 +80,11 @@ extension ByteTree {
 
     private func check(_ leaf: Leaf, place: String, isRoot: Bool, lower: [UInt8]?, upper: [UInt8]?) throws {
         if leaf.count == 0 { throw Self.corruption("\(place) is an empty leaf") }
+        if leaf.hintCount != leaf.count || leaf.hintHeads >> 32 != leaf.slots[0] >> 32
+            || leaf.hintHeads & 0xFFFF_FFFF != leaf.slots[leaf.count - 1] >> 32
+        {
+            throw Self.corruption("\(place): the search hint does not match the slots")
+        }
         if leaf.deadBytes < 0 || leaf.deadBytes * 2 > leaf.arena.count {
             throw Self.corruption("\(place) counts \(leaf.deadBytes) dead bytes in an arena of \(leaf.arena.count)")
         }
@@ -168,8 +186,8 @@ extension ByteTree {
     private static func footprint(of node: Node, level: Int) -> Int {
         if level == 0 {
             let leaf = unsafeDowncast(node, to: Leaf.self)
-            // Header + three array references, the dead-byte count and the prefix with its length.
-            var total = allocation(16 + 48) + arrayStorage(leaf.arena) + arrayStorage(leaf.slots) + arrayStorage(leaf.large)
+            // Header, three array references, then dead bytes, prefix length, prefix and the two hint words.
+            var total = allocation(16 + 24 + 40) + arrayStorage(leaf.arena) + arrayStorage(leaf.slots) + arrayStorage(leaf.large)
             for large in leaf.large { total += allocation(16 + 16) + allocation(large.size) }
             return total
         }

@@ -28,6 +28,23 @@ extension ByteTree {
             if let v = value.baseAddress, value.count > 0 { (p + i).copyMemory(from: v, byteCount: value.count) }
         }
 
+        /// Appends an entry to `arena`, whose capacity the caller has already made room in.
+        static func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to arena: inout [UInt8]) {
+            appendVarint(key.count, to: &arena)
+            arena.append(contentsOf: key)
+            appendVarint(value.count, to: &arena)
+            arena.append(contentsOf: value)
+        }
+
+        private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
+            var v = UInt(value)
+            while v >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+                v >>= 7
+            }
+            bytes.append(UInt8(v))
+        }
+
         private static func writeVarint(_ value: Int, to p: UnsafeMutableRawPointer) -> Int {
             var v = UInt(value)
             var i = 0
@@ -180,6 +197,8 @@ extension ByteTree.Leaf {
         let large: UnsafeBufferPointer<ByteTree.LargeEntry>
         let prefixLength: Int
         let prefix: UInt64
+        let hintCount: Int
+        let hintHeads: UInt64
 
         var count: Int { slots.count }
 
@@ -231,12 +250,19 @@ extension ByteTree.Leaf {
         /// Unevenly spread keys cost at most two probes more than a binary search.
         @inline(__always)
         func find(_ key: UnsafeRawBufferPointer) -> (slot: Int, found: Bool) {
+            let keyPrefix = ByteTree.Entry.prefix(of: key, length: prefixLength)
+            let keyHead = UInt64(ByteTree.Entry.head(of: key, after: Swift.min(prefixLength, key.count)))
+            // The probe is computed from the hint alone, before anything is read from the slot array, so
+            // that the processor can fetch its cache line in parallel with the array's header.
+            let first = hintHeads >> 32
+            let last = hintHeads & 0xFFFF_FFFF
+            let isInterpolating = hintCount > 16 && last > first && keyHead >= first && keyHead <= last
+            let guess = isInterpolating ? Int((keyHead - first) * UInt64(hintCount - 1) / (last - first)) : 0
+
             let n = slots.count
             guard n > 0 else { return (0, false) }
-            let keyPrefix = ByteTree.Entry.prefix(of: key, length: prefixLength)
             if keyPrefix != prefix { return keyPrefix < prefix ? (0, false) : (n, false) }
             if key.count < prefixLength { return (0, false) }  // a proper prefix of every key here
-            let keyHead = UInt64(ByteTree.Entry.head(of: key, after: prefixLength))
 
             @inline(__always) func compare(_ slot: Int) -> Int {
                 let head = slots[slot] >> 32
@@ -245,12 +271,10 @@ extension ByteTree.Leaf {
 
             var low = 0  // every slot below `low` holds a smaller key
             var high = n  // every slot from `high` on holds a larger key
-            let first = slots[0] >> 32
-            let last = slots[n - 1] >> 32
+            precondition(hintCount == n, "a leaf's search hint is out of date")
             if keyHead < first { return (0, false) }
             if keyHead > last { return (n, false) }
-            if n > 16 && last > first {
-                let guess = Int((keyHead - first) * UInt64(n - 1) / (last - first))
+            if isInterpolating {
                 let c = compare(guess)
                 if c == 0 { return (guess, true) }
                 if c < 0 {
@@ -288,7 +312,10 @@ extension ByteTree.Leaf {
         try arena.withUnsafeBytes { a in
             try slots.withUnsafeBufferPointer { s in
                 try large.withUnsafeBufferPointer { l in
-                    try body(View(arena: a.baseAddress, slots: s, large: l, prefixLength: prefixLength, prefix: prefix))
+                    try body(
+                        View(
+                            arena: a.baseAddress, slots: s, large: l, prefixLength: prefixLength, prefix: prefix,
+                            hintCount: hintCount, hintHeads: hintHeads))
                 }
             }
         }

@@ -8,21 +8,23 @@ extension ByteTree {
     /// A leaf: entries in one byte arena, ordered through a sorted array of slots pointing into it.
     ///
     /// Inserting appends the entry to the arena and inserts its slot; an update appends and repoints
-    /// (or overwrites in place when the size is unchanged); a removal drops the offset and counts the bytes
+    /// (or overwrites in place when the size is unchanged); a removal drops the slot and counts the bytes
     /// as dead. The arena is compacted when dead bytes pass half of it, or when an append would otherwise
     /// push it past the budget. Capacity grows in `arenaSlack` steps, never by doubling.
     ///
     /// The stored arrays opt out of dynamic exclusivity checking: a leaf is read through `withView`
-    /// scopes on every lookup, and the runtime's access tracking cost more than the search itself.
-    /// Nothing writes a leaf while a view of it is open (writes happen only between views, on a leaf
-    /// owned by one tree), which the tests exercise under every mutation path.
+    /// scopes on every lookup, and the runtime's access tracking cost more than the search itself (a
+    /// lookup took 3x as long). No code writes a leaf while a view of that same leaf is open: views are
+    /// closed before the leaf's own arrays change, and `assemble` reads one leaf while filling another.
     final class Leaf: Node {
         /// Entries back to back, in the order they were written; dead ones stay until compaction.
         @exclusivity(unchecked) var arena: [UInt8] = []
         /// One per live entry, in key order. The low 32 bits are the entry's arena offset, or with
         /// `Layout.largeFlag` set its index in `large`. The high 32 bits are its *head*: the four key bytes
         /// after `prefixLength` (see `Entry.head`), which lets a search skip most arena reads.
-        @exclusivity(unchecked) var slots: [UInt64] = []
+        @exclusivity(unchecked) var slots: [UInt64] = [] {
+            didSet { refreshHint() }
+        }
         /// Entries too heavy for the arena.
         @exclusivity(unchecked) var large: [LargeEntry] = []
         /// Arena bytes no live slot points to.
@@ -31,8 +33,18 @@ extension ByteTree {
         /// (big-endian, zero-padded). May be shorter than the longest shared prefix, never longer.
         var prefixLength = 0
         var prefix: UInt64 = 0
+        /// A copy of the slot count and of the first and last heads (`first << 32 | last`), kept in the
+        /// node itself so that a search can compute its interpolation probe as soon as the node is loaded,
+        /// without first waiting for the slot array's header and ends to arrive from memory.
+        private(set) var hintCount = 0
+        private(set) var hintHeads: UInt64 = 0
 
         override init() { super.init() }
+
+        private func refreshHint() {
+            hintCount = slots.count
+            hintHeads = slots.isEmpty ? 0 : (slots[0] >> 32) << 32 | slots[slots.count - 1] >> 32
+        }
 
         var count: Int { slots.count }
         var liveArenaBytes: Int { arena.count - deadBytes }
@@ -52,8 +64,14 @@ extension ByteTree {
             result.slots.reserveCapacity(parts.reduce(extraSlots) { $0 + $1.range.count })
             if let first = parts.first, let last = parts.last {
                 // Keys are in order, so the prefix all of them share is the one the first and last share.
-                let (a, aCount) = first.leaf.withView { v in v.key(first.range.lowerBound).withUnsafeBytes { (Entry.prefix(of: $0, length: 8), $0.count) } }
-                let (b, bCount) = last.leaf.withView { v in v.key(last.range.upperBound - 1).withUnsafeBytes { (Entry.prefix(of: $0, length: 8), $0.count) } }
+                let (a, aCount) = first.leaf.withView { v in
+                    let key = v.key(first.range.lowerBound)
+                    return (Entry.prefix(of: key, length: 8), key.count)
+                }
+                let (b, bCount) = last.leaf.withView { v in
+                    let key = v.key(last.range.upperBound - 1)
+                    return (Entry.prefix(of: key, length: 8), key.count)
+                }
                 let differing = a ^ b
                 result.prefixLength = min(aCount, bCount, differing == 0 ? 8 : differing.leadingZeroBitCount / 8)
                 result.prefix = a & (result.prefixLength == 0 ? 0 : ~0 << (64 - 8 * result.prefixLength))
@@ -117,9 +135,6 @@ extension ByteTree {
             }
             return best
         }
-
-        var firstKey: [UInt8] { withView { Array($0.key(0)) } }
-        var lastKey: [UInt8] { withView { Array($0.key($0.count - 1)) } }
 
         /// The separator to put between adjacent leaves `left` and `right`, both non-empty.
         static func separator(between left: Leaf, and right: Leaf) -> [UInt8] {
@@ -206,10 +221,8 @@ extension ByteTree {
                 location = Layout.largeFlag | UInt32(large.count - 1)
             } else {
                 reserveArena(size, layout: layout)  // may compact, which moves entries: take the offset after
-                let start = arena.count
-                arena.append(contentsOf: repeatElement(0, count: size))
-                arena.withUnsafeMutableBytes { Entry.write(key: key, value: value, to: $0.baseAddress! + start) }
-                location = UInt32(start)
+                location = UInt32(arena.count)
+                Entry.append(key: key, value: value, to: &arena)
             }
             let head = admit(key)
             if slots.count == slots.capacity { slots.reserveCapacity(slots.count + max(4, slots.count / 8)) }

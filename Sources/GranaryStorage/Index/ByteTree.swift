@@ -13,16 +13,19 @@
 /// Layout (see `Leaf` and `Inner`):
 /// - A leaf keeps its entries in one byte arena, `[varint keyLength][key][varint valueLength][value]`,
 ///   plus a key-sorted array of 8-byte slots: a `UInt32` arena offset and the next four key bytes after
-///   the prefix all the leaf's keys share, so a binary search reads the arena only on a tie. Its *weight*
-///   is its live entry bytes plus 8 bytes per slot, and it splits when an insert would take the weight
-///   past `leafBytes`.
+///   the prefix all the leaf's keys share. A search starts with one interpolation probe and compares
+///   those heads, reading the arena only on a tie. A leaf's *weight* is its live entry bytes plus 8 bytes
+///   per slot; it splits when an insert would take the weight past `leafBytes` (evenly, or 3:1 when keys
+///   arrive in order, so sequential loads leave leaves nearly full). Arenas grow in eighth-of-budget
+///   steps, never by doubling.
 /// - An entry heavier than a quarter of `leafBytes` lives in its own allocation (a `LargeEntry`) and
 ///   weighs a fixed 16 bytes in its leaf, so a value of any size fits and a leaf always splits into two
 ///   halves that respect the budget.
-/// - Inner nodes hold up to `fanout` children and the separator keys between them.
-/// - After a deletion (or an update to a shorter value) a non-root leaf lighter than a quarter of the budget, or an inner node with fewer
-///   than `fanout / 2` children, merges with a sibling or takes entries from it; a root with one child
-///   gives way to that child.
+/// - Inner nodes hold up to `fanout` children, the separator keys between them (the shortest key that
+///   separates two leaves) and the separators' first 8 bytes side by side for the search.
+/// - After a deletion, or an update to a shorter value, a non-root leaf lighter than a quarter of the
+///   budget or an inner node with fewer than `fanout / 2` children merges with a sibling when the two fit
+///   in one node, and otherwise takes entries from it; a root with one child gives way to that child.
 ///
 // `@unchecked Sendable` is sound because a node is only ever written while the tree being mutated is its
 // sole owner: every mutation checks `isKnownUniquelyReferenced` on each node along its path and copies the
