@@ -85,7 +85,8 @@ struct EngineState: Sendable {
 /// A table in the engine state; see `EngineState.tables`.
 final class TableBox: @unchecked Sendable {
     // @unchecked: a box is changed only through `EngineState.mutate`, and only while uniquely referenced,
-    // so no snapshot can see it change.
-    var table: TableState
+    // so no snapshot can see it change. Unchecked exclusivity for the same reason: the only writer holds
+    // the engine's write lock, and without it every read copied the whole table struct out of the box.
+    @exclusivity(unchecked) var table: TableState
     init(_ table: TableState) { self.table = table }
 }

@@ -137,11 +137,11 @@ struct ByteReader {
         try readBytes(try readLength())
     }
 
+    /// Strings are written from Swift strings, which are always valid UTF-8, and every stored byte is
+    /// under a checksum; so decoding repairs rather than validates (the generic validating initializer
+    /// costs a runtime metadata lookup per string on the read path).
     mutating func readString() throws -> String {
         let raw = try readLengthPrefixed()
-        guard let s = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw corruption("string is not valid UTF-8")
-        }
-        return s
+        return String(decoding: raw.bindMemory(to: UInt8.self), as: UTF8.self)
     }
 }
