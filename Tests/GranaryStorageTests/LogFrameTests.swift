@@ -28,6 +28,8 @@ import Testing
             ends.append(writer.endOffset)
         }
         try writer.sync()
+        // Cut the preallocated zeros off, so that the file is exactly its frames.
+        try writer.trimPreallocation()
         return (frames, ends)
     }
 
@@ -80,6 +82,8 @@ import Testing
                     #expect(scan.stop == .cleanEnd, "cut at \(cut)")
                 } else if case .tornTail(let offset, _) = scan.stop {
                     #expect(offset == goodEnd, "cut at \(cut)")
+                } else if scan.stop == .cleanEnd && bytes[Int(goodEnd)..<cut].allSatisfy({ $0 == 0 }) {
+                    // A cut frame whose surviving bytes are all zeros looks exactly like preallocated space.
                 } else {
                     Issue.record("cut at \(cut): expected a torn tail, got \(scan.stop)")
                 }
@@ -153,7 +157,7 @@ import Testing
         }
     }
 
-    @Test func zeroFilledTailIsATornTail() throws {
+    @Test func zerosAfterTheLastFrameAreACleanEndButZerosBeforeGarbageAreATornTail() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/seg"
             let (written, ends) = try Self.writeSegment(path, baseLSN: 1, [[1, 2, 3], [4]])
@@ -164,9 +168,32 @@ import Testing
                 let (frames, scan) = try Self.scanAll(path)
                 #expect(frames == written)
                 #expect(scan.validEnd == ends.last!)
-                guard case .tornTail(let offset, _) = scan.stop else { Issue.record("\(scan.stop)"); return }
-                #expect(offset == ends.last!)
+                // What the writer's preallocation leaves: a clean end short of the file size.
+                #expect(scan.stop == .cleanEnd)
+                #expect(scan.fileSize == ends.last! + zeros)
             }
+            let file = try PosixFile.open(path, mode: .readWrite)
+            try file.write([0x5A], at: ends.last! + 100)
+            file.close()
+            let (frames, scan) = try Self.scanAll(path)
+            #expect(frames == written)
+            guard case .tornTail(let offset, _) = scan.stop else { Issue.record("\(scan.stop)"); return }
+            #expect(offset == ends.last!)
+        }
+    }
+
+    @Test func appendsPreallocateZerosAndATrimRemovesThem() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/seg"
+            let writer = try LogWriter.create(path: path, baseLSN: 1)
+            _ = try writer.append(payload: [1, 2, 3])
+            try writer.sync()
+            #expect(try PosixFile.size(of: path) == LogWriter.preallocationChunk)
+            let (frames, scan) = try Self.scanAll(path)
+            #expect(frames.count == 1 && scan.stop == .cleanEnd && scan.validEnd == writer.endOffset)
+            try writer.trimPreallocation()
+            #expect(try PosixFile.size(of: path) == writer.endOffset)
+            writer.close()
         }
     }
 
@@ -221,6 +248,7 @@ import Testing
                 written.append(Frame(lsn: try writer.append(payload: payload), payload: payload))
             }
             try writer.sync()
+            try writer.trimPreallocation()
             writer.close()
             let (after, final) = try Self.scanAll(path, expectedBaseLSN: 50)
             #expect(after == written)

@@ -373,7 +373,10 @@ final class DurableStorage: @unchecked Sendable {
         var failure: Error?
         if writer != nil {
             let lsn = syncCondition.withLock { syncState.appendedLSN }
-            do { _ = try waitUntilDurable(lsn, force: true) } catch { failure = error }
+            do {
+                _ = try waitUntilDurable(lsn, force: true)
+                try writer?.trimPreallocation()
+            } catch { failure = error }
         }
         syncCondition.withLock {
             syncState.isClosed = true

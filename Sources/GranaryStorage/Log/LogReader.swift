@@ -2,7 +2,8 @@
 struct LogScan: Sendable, Equatable {
     /// Why the scan stopped.
     enum StopReason: Sendable, Equatable {
-        /// The last frame ends exactly at the end of the file.
+        /// The last frame ends at the end of the file, or is followed only by zeros (space the writer
+        /// preallocated); `validEnd` is then less than `fileSize`.
         case cleanEnd
         /// The file ends inside a frame, or with zeros: a crash during an append (or during creation,
         /// at offset 0). Harmless in the last segment: truncate at `validEnd`.
@@ -76,12 +77,16 @@ enum LogReader {
             if remaining == 0 { return result(.cleanEnd) }
             let at = Int64(offset)
             if remaining < LogFormat.frameHeaderSize {
+                if isZero(bytes[offset...]) { return result(.cleanEnd) }
                 return result(.tornTail(offset: at, reason: "incomplete frame header (\(remaining) bytes)"))
             }
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
             let stored = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
             let lsn = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self).littleEndian
             if length == 0 && stored == 0 && lsn == 0 {
+                // The writer pre-zeroes space ahead of its appends, so a log that ends in zeros ended
+                // cleanly; zeros followed by anything else are a torn or unwritten region.
+                if isZero(bytes[offset...]) { return result(.cleanEnd) }
                 return result(.tornTail(offset: at, reason: "zero-filled frame header (preallocated or unwritten tail)"))
             }
             if length > LogFormat.maxPayloadSize {
