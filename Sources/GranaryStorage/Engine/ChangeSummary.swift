@@ -36,29 +36,35 @@ public struct TableChanges: Sendable, Hashable {
 }
 
 /// Folds the individual writes of a transaction into per-key outcomes.
+///
+/// Writes are only appended while the transaction runs (a bulk insert must not pay for a hash lookup
+/// per row) and folded once, at commit.
 struct ChangeTracker {
     enum Kind { case inserted, updated, deleted }
-    private(set) var rows: [TableID: [Int64: Kind]] = [:]
+    private(set) var rows: [TableID: [(key: Int64, kind: Kind)]] = [:]
     var schemaChanged: Set<TableID> = []
     var droppedTableNames: Set<String> = []
     var metadataChanged = false
 
     var isEmpty: Bool { rows.isEmpty && schemaChanged.isEmpty && droppedTableNames.isEmpty && !metadataChanged }
 
-    mutating func inserted(_ table: TableID, _ key: Int64) {
-        rows[table, default: [:]][key] = rows[table]?[key] == .deleted ? .updated : .inserted
-    }
+    mutating func inserted(_ table: TableID, _ key: Int64) { rows[table, default: []].append((key, .inserted)) }
+    mutating func updated(_ table: TableID, _ key: Int64) { rows[table, default: []].append((key, .updated)) }
+    mutating func deleted(_ table: TableID, _ key: Int64) { rows[table, default: []].append((key, .deleted)) }
 
-    mutating func updated(_ table: TableID, _ key: Int64) {
-        if rows[table]?[key] != .inserted { rows[table, default: [:]][key] = .updated }
-    }
-
-    mutating func deleted(_ table: TableID, _ key: Int64) {
-        if rows[table]?[key] == .inserted {
-            rows[table]![key] = nil
-        } else {
-            rows[table, default: [:]][key] = .deleted
+    /// The net outcome of a key's writes, in order, or `nil` when they cancel out.
+    private static func fold(_ writes: ArraySlice<(key: Int64, kind: Kind)>) -> Kind? {
+        var outcome: Kind?
+        for write in writes {
+            switch (outcome, write.kind) {
+            case (nil, let kind): outcome = kind
+            case (.deleted?, .inserted): outcome = .updated
+            case (.inserted?, .updated): outcome = .inserted
+            case (.inserted?, .deleted): outcome = nil
+            case (_, let kind): outcome = kind
+            }
         }
+        return outcome
     }
 
     mutating func droppedTable(_ id: TableID, name: String) {
@@ -69,20 +75,27 @@ struct ChangeTracker {
 
     func summary(lsn: UInt64, names: (TableID) -> String?) -> ChangeSummary {
         var result = ChangeSummary(lsn: lsn, metadataChanged: metadataChanged)
-        for (table, keys) in rows where !keys.isEmpty {
+        for (table, writes) in rows where !writes.isEmpty {
             guard let name = names(table) else { continue }
-            var changes = TableChanges()
-            for (key, kind) in keys {
-                switch kind {
-                case .inserted: changes.inserted.append(key)
-                case .updated: changes.updated.append(key)
-                case .deleted: changes.deleted.append(key)
-                }
+            // A stable sort groups each key's writes and keeps them in the order they were made.
+            var sorted = writes
+            if !sorted.isEmpty && !zip(sorted, sorted.dropFirst()).allSatisfy({ $0.key < $1.key }) {
+                sorted = writes.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
             }
-            changes.inserted.sort()
-            changes.updated.sort()
-            changes.deleted.sort()
-            result.tables[name] = changes
+            var changes = TableChanges()
+            var start = 0
+            while start < sorted.count {
+                var end = start + 1
+                while end < sorted.count && sorted[end].key == sorted[start].key { end += 1 }
+                switch Self.fold(sorted[start..<end]) {
+                case .inserted?: changes.inserted.append(sorted[start].key)
+                case .updated?: changes.updated.append(sorted[start].key)
+                case .deleted?: changes.deleted.append(sorted[start].key)
+                case nil: break
+                }
+                start = end
+            }
+            if changes != TableChanges() { result.tables[name] = changes }
         }
         result.schemaChangedTables = Set(schemaChanged.compactMap(names)).union(droppedTableNames)
         return result

@@ -155,28 +155,42 @@ struct TableState: Sendable {
         positions.count == 1 ? row[positions[0]].description : "(" + positions.map { row[$0].description }.joined(separator: ", ") + ")"
     }
 
-    /// Index keys to remove and add when a row changes from `old` to `new`; unique checks happen here,
-    /// before any mutation.
-    private func indexChanges(key: Int64, old: Row?, new: Row?) throws -> [(index: Int, remove: [UInt8]?, add: [UInt8]?)] {
-        var changes: [(Int, [UInt8]?, [UInt8]?)] = []
+    /// One index entry to remove and one to add when a row changes.
+    private typealias IndexChange = (index: Int, remove: [UInt8]?, add: [UInt8]?)
+
+    /// The full entry key (values, then primary key) of `row` in `index`, built in one buffer.
+    private static func entryKey(_ index: IndexState, _ row: Row, _ key: Int64) throws -> [UInt8] {
+        var k: [UInt8] = []
+        k.reserveCapacity(24 * index.columnPositions.count + IndexKey.primaryKeyLength)
+        for (i, position) in index.columnPositions.enumerated() {
+            try IndexKey.append(row[position], descending: index.definition.columns[i].isDescending, to: &k)
+        }
+        IndexKey.appendPrimaryKey(key, to: &k)
+        return k
+    }
+
+    /// Index entries to remove and add when a row changes from `old` to `new`; unique checks happen
+    /// here, before any mutation.
+    private func indexChanges(key: Int64, old: Row?, new: Row?) throws -> [IndexChange] {
+        var changes: [IndexChange] = []
+        changes.reserveCapacity(indexes.count)
         for (i, index) in indexes.enumerated() {
-            let oldPrefix = try old.map { try index.valuePrefix(of: $0) }
-            let newPrefix = try new.map { try index.valuePrefix(of: $0) }
-            if oldPrefix == newPrefix { continue }
-            if let new, let newPrefix, index.participatesInUniqueness(new),
-                let other = index.conflictingKey(prefix: newPrefix, excluding: key)
+            let oldKey = try old.map { try Self.entryKey(index, $0, key) }
+            let newKey = try new.map { try Self.entryKey(index, $0, key) }
+            if oldKey == newKey { continue }
+            if let new, let newKey, index.participatesInUniqueness(new),
+                let other = index.conflictingKey(prefix: Array(newKey.dropLast(IndexKey.primaryKeyLength)), excluding: key)
             {
                 throw StorageError.uniqueViolation(
                     table: name, index: index.definition.name,
                     value: Self.describe(new, index.columnPositions) + " (held by row \(other))")
             }
-            let pk = IndexKey.primaryKey(key)
-            changes.append((i, oldPrefix.map { $0 + pk }, newPrefix.map { $0 + pk }))
+            changes.append((i, oldKey, newKey))
         }
         return changes
     }
 
-    private mutating func apply(_ changes: [(index: Int, remove: [UInt8]?, add: [UInt8]?)]) {
+    private mutating func apply(_ changes: [IndexChange]) {
         for change in changes {
             if let r = change.remove { indexes[change.index].entries.remove(key: r) }
             if let a = change.add { indexes[change.index].entries.insert(key: a, value: []) }
