@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "GranaryStorage", targets: ["GranaryStorage"]),
+        .library(name: "Granary", targets: ["Granary"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
@@ -19,6 +20,7 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "GranaryStorage", dependencies: ["CLZ4"]),
+        .target(name: "Granary", dependencies: ["GranaryStorage"]),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -34,6 +36,13 @@ let package = Package(
                 "GranaryStorage",
                 "granary-crashtest",
                 "granary",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "GranaryTests",
+            dependencies: [
+                "Granary",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -61,10 +61,13 @@ public struct Snapshot: Sendable {
     /// Rows matching an index query, in index order.
     /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`, `.invalidArgument` for a malformed query.
     public func query(_ q: IndexQuery) throws -> [(key: Int64, row: Row)] {
-        let box = try state.table(q.table)
+        // A local copy, taken once: reaching through the box inside the per-row closure would copy the
+        // table struct for every row.
+        let table = try state.table(q.table).table
         var result: [(key: Int64, row: Row)] = []
-        try scan(q) { key in
-            guard let row = try box.table.row(forKey: key) else {
+        result.reserveCapacity(min(q.limit ?? 16, 1024))
+        try scan(q, in: table) { key in
+            guard let row = try table.row(forKey: key) else {
                 throw StorageError.corruption(file: "index '\(q.index)'", offset: 0, reason: "entry for missing row \(key) in table '\(q.table)'")
             }
             result.append((key, row))
@@ -76,7 +79,7 @@ public struct Snapshot: Sendable {
     /// - Throws: as `query(_:)`.
     public func queryKeys(_ q: IndexQuery) throws -> [Int64] {
         var keys: [Int64] = []
-        try scan(q) { keys.append($0) }
+        try scan(q, in: try state.table(q.table).table) { keys.append($0) }
         return keys
     }
 
@@ -84,35 +87,31 @@ public struct Snapshot: Sendable {
     /// - Throws: as `query(_:)`.
     public func count(_ q: IndexQuery) throws -> Int {
         var n = 0
-        try scan(q) { _ in n += 1 }
+        try scan(q, in: try state.table(q.table).table) { _ in n += 1 }
         return n
     }
 
-    func index(_ q: IndexQuery) throws -> IndexState {
-        let t = try state.table(q.table).table
-        guard let index = t.indexes.first(where: { $0.definition.name == q.index }) else {
+    private func scan(_ q: IndexQuery, in table: TableState, _ visit: (Int64) throws -> Void) throws {
+        guard let index = table.indexes.first(where: { $0.definition.name == q.index }) else {
             throw StorageError.noSuchIndex(table: q.table, index: q.index)
         }
-        return index
-    }
-
-    private func scan(_ q: IndexQuery, _ visit: (Int64) throws -> Void) throws {
-        let index = try index(q)
-        if q.offset < 0 || (q.limit ?? 0) < 0 {
+        let offset = q.offset
+        let limit = q.limit ?? .max
+        if offset < 0 || limit < 0 {
             throw StorageError.invalidArgument("query on index '\(q.index)' has a negative offset or limit")
         }
-        if q.limit == 0 { return }
+        if limit == 0 { return }
         let (lower, upper) = try q.bounds(in: index, table: q.table)
         var skipped = 0
         var taken = 0
         try index.entries.scan(from: lower, to: upper, reverse: q.reverse) { k, _ in
-            if skipped < q.offset {
+            if skipped < offset {
                 skipped += 1
                 return true
             }
             try visit(IndexKey.primaryKey(from: k))
             taken += 1
-            return q.limit.map { taken < $0 } ?? true
+            return taken < limit
         }
     }
 
