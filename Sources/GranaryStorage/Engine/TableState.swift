@@ -143,6 +143,30 @@ struct TableState: Sendable {
         }
     }
 
+    /// Recomputes every index from the rows: for snapshots written with another index-key encoding.
+    /// - Throws: `StorageError.corruption` if a row cannot be decoded.
+    mutating func rebuildIndexes() throws {
+        var entries: [[[UInt8]]] = indexes.map { _ in [] }
+        var failure: Error?
+        rows.scan { k, v in
+            do {
+                let key = IndexKey.primaryKey(from: k)
+                let row = try RowCodec.decode(v, table: name, key: key)
+                for (i, index) in indexes.enumerated() { entries[i].append(try Self.entryKey(index, row, key)) }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        for i in indexes.indices {
+            var builder = ByteTree.Builder()
+            for entry in entries[i].sorted(by: { $0.lexicographicallyPrecedes($1) }) { try builder.append(key: entry, value: []) }
+            indexes[i].entries = builder.finish()
+        }
+    }
+
     mutating func removeIndex(named indexName: String) throws {
         guard let i = indexes.firstIndex(where: { $0.definition.name == indexName }) else {
             throw StorageError.noSuchIndex(table: name, index: indexName)

@@ -9,6 +9,10 @@ import Foundation
 /// records stay well inside one compressed block.
 enum SnapshotCodec {
     enum RecordType: UInt8 { case store = 1, table = 2, rows = 3, index = 4 }
+    /// The version of `IndexKey`'s byte encoding. Persisted index entries are only loaded when the
+    /// snapshot says it wrote them with this version; otherwise they are rebuilt from the rows (indexes
+    /// are derived data), so a change of encoding can never be misread as index contents.
+    static let indexKeyEncoding: UInt64 = 1
     static let batchBytes = 64 << 10
 
     static func write(_ state: EngineState, to writer: SnapshotWriter) throws {
@@ -16,6 +20,7 @@ enum SnapshotCodec {
         w.write(RecordType.store.rawValue)
         w.writeVarint(UInt64(state.nextTableID))
         w.writeLengthPrefixed(Operation.json(state.metadata))
+        w.writeVarint(indexKeyEncoding)
         try writer.append(record: w.bytes)
 
         for table in state.orderedTables {
@@ -78,6 +83,7 @@ enum SnapshotCodec {
         var state = EngineState()
         let name = (path as NSString).lastPathComponent
         var sawStore = false
+        var indexesAreCurrent = false
         // The table whose records are being read; tables arrive one after the other.
         var current: TableLoader?
 
@@ -89,7 +95,9 @@ enum SnapshotCodec {
                 indexes.append(IndexState(definition: definition, columnPositions: try TableState.positions(of: definition, in: c.schema),
                                           entries: c.indexes[i].finish()))
             }
-            state.tables[c.id] = TableBox(TableState(id: c.id, schema: c.schema, rows: c.rows.finish(), indexes: indexes, nextKey: c.nextKey))
+            var table = TableState(id: c.id, schema: c.schema, rows: c.rows.finish(), indexes: indexes, nextKey: c.nextKey)
+            if !indexesAreCurrent { try table.rebuildIndexes() }
+            state.tables[c.id] = TableBox(table)
             state.tableIDs[c.schema.name] = c.id
         }
 
@@ -103,6 +111,7 @@ enum SnapshotCodec {
                 guard next <= UInt64(UInt32.max) else { throw r.corruption("next table id out of range") }
                 state.nextTableID = UInt32(next)
                 state.metadata = try Operation.unjson(StoreMetadata.self, &r)
+                indexesAreCurrent = try !r.isAtEnd && r.readVarint() == indexKeyEncoding
                 sawStore = true
             case .table:
                 try finishCurrent()
@@ -122,6 +131,10 @@ enum SnapshotCodec {
                     }
                 }
             case .index:
+                guard indexesAreCurrent else {
+                    r.offset = r.bytes.count
+                    break
+                }
                 let id = try readTableID(&r)
                 let ordinal = Int(try r.readVarint())
                 guard current?.id == id, ordinal < current!.indexes.count else {
