@@ -46,13 +46,17 @@ public final class Engine: @unchecked Sendable {
         public var isReadOnly: Bool
         /// Create the store directory when it does not exist.
         public var createIfMissing: Bool
+        /// Ignore the index entries stored in the snapshot and rebuild every index from the rows: a
+        /// repair switch for a store whose rows are sound but whose index entries are not.
+        public var rebuildIndexesOnOpen: Bool
 
         public init(durability: Durability = .full, checkpointThreshold: Int64 = 64 << 20,
-                    readOnly: Bool = false, createIfMissing: Bool = true) {
+                    readOnly: Bool = false, createIfMissing: Bool = true, rebuildIndexesOnOpen: Bool = false) {
             self.durability = durability
             self.checkpointThreshold = checkpointThreshold
             self.isReadOnly = readOnly
             self.createIfMissing = createIfMissing
+            self.rebuildIndexesOnOpen = rebuildIndexesOnOpen
         }
     }
 

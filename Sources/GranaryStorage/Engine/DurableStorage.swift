@@ -114,7 +114,7 @@ final class DurableStorage: @unchecked Sendable {
         var snapshotPath: String?
         if let newest = snapshots.last {
             snapshotPath = directory + "/" + newest.1
-            state = try SnapshotCodec.load(path: snapshotPath!)
+            state = try SnapshotCodec.load(path: snapshotPath!, rebuildIndexes: options.rebuildIndexesOnOpen)
             if state.lsn != newest.0 {
                 throw StorageError.corruption(file: newest.1, offset: 0, reason: "snapshot header says LSN \(state.lsn) but its name says \(newest.0)")
             }

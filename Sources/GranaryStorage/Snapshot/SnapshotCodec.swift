@@ -79,7 +79,7 @@ enum SnapshotCodec {
 
     /// Loads a snapshot file into a state.
     /// - Throws: `StorageError.corruption` naming the file and offset for any damage.
-    static func load(path: String) throws -> EngineState {
+    static func load(path: String, rebuildIndexes: Bool = false) throws -> EngineState {
         var state = EngineState()
         let name = (path as NSString).lastPathComponent
         var sawStore = false
@@ -111,7 +111,7 @@ enum SnapshotCodec {
                 guard next <= UInt64(UInt32.max) else { throw r.corruption("next table id out of range") }
                 state.nextTableID = UInt32(next)
                 state.metadata = try Operation.unjson(StoreMetadata.self, &r)
-                indexesAreCurrent = try !r.isAtEnd && r.readVarint() == indexKeyEncoding
+                indexesAreCurrent = try !r.isAtEnd && r.readVarint() == indexKeyEncoding && !rebuildIndexes
                 sawStore = true
             case .table:
                 try finishCurrent()

@@ -1,0 +1,106 @@
+import Foundation
+
+/// The identity of one managed object: its entity and, once saved, the store and row it lives in.
+///
+/// IDs are values: `Sendable` and `Hashable`, so they cross threads and tasks where objects cannot.
+/// Pass IDs between contexts and look objects up with `object(with:)`. An object inserted and not yet
+/// saved has a temporary ID; saving (or `obtainPermanentIDs(for:)`) gives it a permanent one, whose
+/// `uriRepresentation` survives restarts and can be stored elsewhere.
+public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    public let entityName: String
+    let storage: Storage
+
+    enum Storage: Sendable, Hashable {
+        case permanent(store: UUID, key: Int64)
+        case temporary(UUID)
+    }
+
+    init(entityName: String, store: UUID, key: Int64) {
+        self.entityName = entityName
+        self.storage = .permanent(store: store, key: key)
+    }
+
+    private init(entityName: String, storage: Storage) {
+        self.entityName = entityName
+        self.storage = storage
+    }
+
+    init(temporaryFor entityName: String) {
+        self.entityName = entityName
+        self.storage = .temporary(UUID())
+    }
+
+    /// Whether the object has never been saved (Core Data's `isTemporaryID`).
+    public var isTemporaryID: Bool {
+        if case .temporary = storage { return true }
+        return false
+    }
+
+    /// The UUID of the store holding the object, or `nil` for a temporary ID.
+    public var persistentStoreIdentifier: UUID? {
+        if case .permanent(let store, _) = storage { return store }
+        return nil
+    }
+
+    /// The row's primary key in its store, or `nil` for a temporary ID.
+    public var primaryKey: Int64? {
+        if case .permanent(_, let key) = storage { return key }
+        return nil
+    }
+
+    public static let uriScheme = "x-granary"
+
+    /// `x-granary://<store UUID>/<Entity>/p<key>` for permanent IDs, `x-granary:///<Entity>/t<UUID>`
+    /// for temporary ones (which mean nothing after the context that made them is gone).
+    public var uriRepresentation: URL {
+        switch storage {
+        case .permanent(let store, let key):
+            return URL(string: "\(Self.uriScheme)://\(store.uuidString)/\(Self.escape(entityName))/p\(key)")!
+        case .temporary(let id):
+            return URL(string: "\(Self.uriScheme):///\(Self.escape(entityName))/t\(id.uuidString)")!
+        }
+    }
+
+    /// Parses a URI made by `uriRepresentation`.
+    /// - Throws: `ObjectIDError.malformedURI` naming what is wrong.
+    public init(uriRepresentation uri: URL) throws {
+        guard uri.scheme == Self.uriScheme else {
+            throw ObjectIDError.malformedURI(uri, reason: "the scheme is not \(Self.uriScheme)")
+        }
+        let parts = uri.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard parts.count == 2, let entity = parts[0].removingPercentEncoding, let tag = parts[1].first else {
+            throw ObjectIDError.malformedURI(uri, reason: "expected /<Entity>/p<key> or /<Entity>/t<UUID>")
+        }
+        let rest = String(parts[1].dropFirst())
+        switch tag {
+        case "p":
+            guard let host = uri.host, let store = UUID(uuidString: host) else {
+                throw ObjectIDError.malformedURI(uri, reason: "a permanent ID needs the store UUID as its host")
+            }
+            guard let key = Int64(rest) else { throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a row key") }
+            self.init(entityName: entity, store: store, key: key)
+        case "t":
+            guard let id = UUID(uuidString: rest) else { throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a UUID") }
+            self.init(entityName: entity, storage: .temporary(id))
+        default:
+            throw ObjectIDError.malformedURI(uri, reason: "unknown ID kind '\(tag)'")
+        }
+    }
+
+    private static func escape(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s
+    }
+
+    public var description: String { uriRepresentation.absoluteString }
+}
+
+/// Errors about object IDs and their URIs.
+public enum ObjectIDError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformedURI(URL, reason: String)
+
+    public var description: String {
+        switch self {
+        case .malformedURI(let uri, let reason): return "'\(uri.absoluteString)' is not a Granary object URI: \(reason)"
+        }
+    }
+}
