@@ -1,0 +1,264 @@
+import Foundation
+
+/// The type of an attribute's values, as Core Data's `NSAttributeDescription.AttributeType` names them.
+///
+/// Each type knows the storage column it maps to (`columnType`) and converts between the Swift values an
+/// application sets and the engine's `Value`s. Use it when declaring attributes, and in the store layer
+/// to turn rows into attribute values and back.
+///
+/// | Type | Swift values accepted | Swift value returned | Column |
+/// |---|---|---|---|
+/// | `.integer16/32/64` | any `BinaryInteger` that fits | `Int16`/`Int32`/`Int64` | `.int` |
+/// | `.double` | `Double`, `Float`, exactly representable integers | `Double` | `.double` |
+/// | `.float` | `Float`, `Double` within `Float`'s range, exactly representable integers | `Float` | `.double` |
+/// | `.decimal` | `Decimal` (not NaN), integers, finite `Double` (by its shortest description) | `Decimal` | `.string` |
+/// | `.boolean` | `Bool` | `Bool` | `.bool` |
+/// | `.string` | `String`, `Substring` | `String` | `.string` |
+/// | `.date` | `Date` | `Date` | `.date` |
+/// | `.binaryData` | `Data`, `[UInt8]`, `ArraySlice<UInt8>` | `Data` | `.bytes` |
+/// | `.uuid` | `UUID` | `UUID` | `.uuid` |
+/// | `.uri` | `URL` | `URL` | `.string` |
+/// | `.transformable` | the registered `Codable` type | that type | `.bytes` (JSON) |
+///
+/// `nil` is `.null` for every type; whether an attribute may be nil is `AttributeDescription.isOptional`.
+public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
+    case integer16, integer32, integer64
+    case double, float
+    /// Stored exactly as the canonical `Decimal.description` string.
+    case decimal
+    case boolean, string, date, binaryData, uuid
+    /// A `URL`, stored as its absolute string.
+    case uri
+    /// Any `Codable & Sendable` value, stored as JSON bytes; the name keys its codec in a process-wide
+    /// registry. Declare with `.transformable(MyType.self)`, which registers the codec.
+    case transformable(valueTypeName: String)
+
+    /// A `.transformable` type for `T`, registering `T`'s JSON codec under `name`.
+    ///
+    /// Use it wherever an attribute type is expected: `Attribute("origin", .transformable(Point.self))`.
+    /// The name defaults to `String(reflecting: T.self)` (module-qualified); pass a fixed name when the
+    /// type may move between modules, because the name is part of the model's version hash.
+    public static func transformable<T: Codable & Sendable>(_ type: T.Type, name: String? = nil) -> AttributeType {
+        let name = name ?? String(reflecting: type)
+        TransformableRegistry.shared.register(type, name: name)
+        return .transformable(valueTypeName: name)
+    }
+
+    /// Whether a codec is registered for a `.transformable` type name.
+    public static func isTransformableTypeRegistered(_ name: String) -> Bool {
+        TransformableRegistry.shared.codec(named: name) != nil
+    }
+
+    /// The engine column type that holds values of this attribute type.
+    public var columnType: ColumnType {
+        switch self {
+        case .integer16, .integer32, .integer64: return .int
+        case .double, .float: return .double
+        case .decimal, .string, .uri: return .string
+        case .boolean: return .bool
+        case .date: return .date
+        case .binaryData, .transformable: return .bytes
+        case .uuid: return .uuid
+        }
+    }
+
+    /// Whether values compare as numbers: the types a `.range` rule with numeric bounds applies to.
+    public var isNumeric: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .double, .float, .decimal: return true
+        default: return false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .integer16: return "integer16"
+        case .integer32: return "integer32"
+        case .integer64: return "integer64"
+        case .double: return "double"
+        case .float: return "float"
+        case .decimal: return "decimal"
+        case .boolean: return "boolean"
+        case .string: return "string"
+        case .date: return "date"
+        case .binaryData: return "binaryData"
+        case .uuid: return "uuid"
+        case .uri: return "uri"
+        case .transformable(let name): return "transformable(\(name))"
+        }
+    }
+
+    // MARK: Swift value to storage
+
+    /// The storage value for a Swift value of this type.
+    ///
+    /// Use it when writing an attribute into a row; `nil` (also a nil wrapped in `Any`) becomes `.null`.
+    /// - Throws: `ValueConversionError.typeMismatch` for a Swift type this attribute type does not accept,
+    ///   `.outOfRange` for a value that does not fit (70000 for `.integer16`),
+    ///   `.unregisteredTransformableType` or `.transformFailed` for transformable values.
+    public func storageValue(for value: Any?) throws(ValueConversionError) -> Value {
+        guard let value else { return .null }
+        if let converted = try convert(value) { return converted }
+        // A nil or value boxed in an Optional inside `Any` (an `Int?` passed as `Any`): look through it.
+        if let boxed = value as? any OptionalBox {
+            guard let inner = boxed.unboxed else { return .null }
+            return try storageValue(for: inner)
+        }
+        throw .typeMismatch(attribute: nil, type: self, valueType: String(describing: Swift.type(of: value)))
+    }
+
+    /// The conversion for a value that is not an `Optional`, or `nil` when its Swift type does not fit.
+    private func convert(_ value: Any) throws(ValueConversionError) -> Value? {
+        switch self {
+        case .integer16: return try integer(value, in: Int64(Int16.min)...Int64(Int16.max))
+        case .integer32: return try integer(value, in: Int64(Int32.min)...Int64(Int32.max))
+        case .integer64: return try integer(value, in: Int64.min...Int64.max)
+        case .double:
+            if let d = value as? Double { return .double(d) }
+            if let f = value as? Float { return .double(Double(f)) }
+            if let i = value as? any BinaryInteger {
+                guard let d = Double(exactly: i) else { throw outOfRange(i) }
+                return .double(d)
+            }
+            return nil
+        case .float:
+            if let f = value as? Float { return .double(Double(f)) }
+            if let d = value as? Double {
+                if d.isFinite && abs(d) > Double(Float.greatestFiniteMagnitude) { throw outOfRange(d) }
+                // Narrow, then widen: the stored Double is exactly the Float the app will read back.
+                return .double(Double(Float(d)))
+            }
+            if let i = value as? any BinaryInteger {
+                guard let f = Float(exactly: i) else { throw outOfRange(i) }
+                return .double(Double(f))
+            }
+            return nil
+        case .decimal:
+            if let d = value as? Decimal {
+                if d.isNaN { throw outOfRange(d) }
+                return .string(d.description)
+            }
+            if let i = value as? any BinaryInteger {
+                if let small = Int64(exactly: i) { return .string(Decimal(small).description) }
+                if let large = UInt64(exactly: i) { return .string(Decimal(large).description) }
+                throw outOfRange(i)
+            }
+            if let d = value as? Double {
+                // The shortest description round-trips the Double and is what a person would write: 0.1, not
+                // 0.1000000000000000055511151231257827.
+                guard d.isFinite, let decimal = Decimal(string: String(d), locale: Self.posix) else { throw outOfRange(d) }
+                return .string(decimal.description)
+            }
+            return nil
+        case .boolean:
+            if let b = value as? Bool { return .bool(b) }
+            return nil
+        case .string:
+            if let s = value as? String { return .string(s) }
+            if let s = value as? Substring { return .string(String(s)) }
+            return nil
+        case .date:
+            if let d = value as? Date { return .date(d) }
+            return nil
+        case .binaryData:
+            if let d = value as? Data { return .bytes(Array(d)) }
+            if let b = value as? [UInt8] { return .bytes(b) }
+            if let b = value as? ArraySlice<UInt8> { return .bytes(Array(b)) }
+            return nil
+        case .uuid:
+            if let u = value as? UUID { return .uuid(u) }
+            return nil
+        case .uri:
+            if let u = value as? URL { return .string(u.absoluteString) }
+            return nil
+        case .transformable(let name):
+            if value is any OptionalBox { return nil }
+            guard let codec = TransformableRegistry.shared.codec(named: name) else {
+                throw .unregisteredTransformableType(attribute: nil, typeName: name)
+            }
+            do {
+                guard let bytes = try codec.encode(value) else { return nil }
+                return .bytes(bytes)
+            } catch {
+                throw .transformFailed(attribute: nil, typeName: name, reason: String(describing: error))
+            }
+        }
+    }
+
+    private func integer(_ value: Any, in range: ClosedRange<Int64>) throws(ValueConversionError) -> Value? {
+        guard let i = value as? any BinaryInteger else { return nil }
+        guard let wide = Int64(exactly: i), range.contains(wide) else { throw outOfRange(i) }
+        return .int(wide)
+    }
+
+    private func outOfRange(_ value: Any) -> ValueConversionError {
+        .outOfRange(attribute: nil, type: self, value: String(describing: value))
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    // MARK: Storage to Swift value
+
+    /// The Swift value for a stored value, in the type listed for this attribute type (an `Int16` for
+    /// `.integer16`, a `Data` for `.binaryData`); `.null` becomes `nil`.
+    ///
+    /// Use it when reading a row into attribute values.
+    /// - Throws: `ValueConversionError.unexpectedStorageValue` when the value does not have this type's
+    ///   column type or does not fit it (an `.int(70000)` for `.integer16`, an unparsable decimal string),
+    ///   `.unregisteredTransformableType` or `.transformFailed` for transformable values.
+    public func swiftValue(from value: Value) throws(ValueConversionError) -> (any Sendable)? {
+        if case .null = value { return nil }
+        switch (self, value) {
+        case (.integer16, .int(let i)):
+            if let v = Int16(exactly: i) { return v }
+        case (.integer32, .int(let i)):
+            if let v = Int32(exactly: i) { return v }
+        case (.integer64, .int(let i)):
+            return i
+        case (.double, .double(let d)):
+            return d
+        case (.float, .double(let d)):
+            return Float(d)
+        case (.decimal, .string(let s)):
+            if let d = Decimal(string: s, locale: Self.posix), !d.isNaN { return d }
+        case (.boolean, .bool(let b)):
+            return b
+        case (.string, .string(let s)):
+            return s
+        case (.date, .date(let d)):
+            return d
+        case (.binaryData, .bytes(let b)):
+            return Data(b)
+        case (.uuid, .uuid(let u)):
+            return u
+        case (.uri, .string(let s)):
+            if let url = URL(string: s) { return url }
+        case (.transformable(let name), .bytes(let b)):
+            guard let codec = TransformableRegistry.shared.codec(named: name) else {
+                throw .unregisteredTransformableType(attribute: nil, typeName: name)
+            }
+            do {
+                return try codec.decode(b)
+            } catch {
+                throw .transformFailed(attribute: nil, typeName: name, reason: String(describing: error))
+            }
+        default:
+            break
+        }
+        throw .unexpectedStorageValue(attribute: nil, type: self, value: value.description)
+    }
+}
+
+/// Lets a value typed `Any` that is really an `Optional` be looked through without knowing its wrapped type.
+private protocol OptionalBox {
+    var unboxed: Any? { get }
+}
+
+extension Optional: OptionalBox {
+    fileprivate var unboxed: Any? {
+        switch self {
+        case .some(let wrapped): return wrapped
+        case .none: return nil
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/// An entity in a model declaration block, with its properties, constraints and indexes in a trailing
+/// block.
+///
+/// ```swift
+/// Entity("Employee", as: Employee.self, parent: "Person") {
+///     Attribute("salary", .decimal, optional: true)
+///     Relationship("manager", to: "Employee", inverse: "reports")
+///     Unique("email")
+/// }
+/// ```
+public struct Entity: Sendable {
+    /// The description this declaration builds (standalone until a model resolves it).
+    public let entity: EntityDescription
+
+    /// An entity whose objects are instances of `type`. Any class is accepted; the object layer checks
+    /// that it is a managed object class.
+    public init<T: AnyObject>(
+        _ name: String,
+        as type: T.Type,
+        abstract: Bool = false,
+        parent: String? = nil,
+        renamingIdentifier: String? = nil,
+        @EntityBuilder _ content: () -> [EntityComponent] = { [] }
+    ) {
+        entity = Self.make(name, type, abstract, parent, renamingIdentifier, content())
+    }
+
+    /// An entity without a class of its own; its objects use the object layer's generic class.
+    public init(
+        _ name: String,
+        abstract: Bool = false,
+        parent: String? = nil,
+        renamingIdentifier: String? = nil,
+        @EntityBuilder _ content: () -> [EntityComponent] = { [] }
+    ) {
+        entity = Self.make(name, nil, abstract, parent, renamingIdentifier, content())
+    }
+
+    private static func make(
+        _ name: String, _ type: (any AnyObject.Type)?, _ abstract: Bool, _ parent: String?, _ renaming: String?,
+        _ components: [EntityComponent]
+    ) -> EntityDescription {
+        var properties: [PropertyDescription] = []
+        var constraints: [[String]] = []
+        var indexes: [FetchIndexDescription] = []
+        for component in components {
+            switch component {
+            case .property(let property): properties.append(property)
+            case .uniquenessConstraint(let names): constraints.append(names)
+            case .index(let index): indexes.append(index)
+            }
+        }
+        return EntityDescription(
+            name: name, objectType: type, isAbstract: abstract, superentityName: parent, properties: properties,
+            uniquenessConstraints: constraints, indexes: indexes, renamingIdentifier: renaming)
+    }
+}
+
+/// An attribute in an entity block. Unlike `AttributeDescription`, it is required unless `optional: true`.
+///
+/// ```swift
+/// Attribute("email", .string, optional: true, validation: [.regex(#"[^@]+@[^@]+"#)])
+/// ```
+public struct Attribute: Sendable {
+    public let attribute: AttributeDescription
+
+    public init(
+        _ name: String,
+        _ type: AttributeType,
+        optional: Bool = false,
+        defaultValue: (any Sendable)? = nil,
+        transient: Bool = false,
+        indexed: Bool = false,
+        validation: [ValidationRule] = [],
+        renamingIdentifier: String? = nil
+    ) {
+        attribute = AttributeDescription(
+            name: name, type: type, isOptional: optional, defaultValue: defaultValue, isTransient: transient,
+            isIndexed: indexed, validationRules: validation, renamingIdentifier: renamingIdentifier)
+    }
+}
+
+/// A relationship in an entity block: `to:` for to-one, `toMany:` for to-many. Optional by default.
+///
+/// ```swift
+/// Relationship("manager", to: "Employee", inverse: "reports")
+/// Relationship("reports", toMany: "Employee", inverse: "manager", deleteRule: .nullify)
+/// ```
+public struct Relationship: Sendable {
+    public let relationship: RelationshipDescription
+
+    /// A to-one relationship.
+    public init(
+        _ name: String,
+        to destination: String,
+        inverse: String,
+        deleteRule: DeleteRule = .nullify,
+        optional: Bool = true,
+        renamingIdentifier: String? = nil
+    ) {
+        relationship = RelationshipDescription(
+            name: name, destinationEntityName: destination, inverseName: inverse, isToMany: false,
+            deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier)
+    }
+
+    /// A to-many relationship, ordered or not, with optional bounds on its count.
+    public init(
+        _ name: String,
+        toMany destination: String,
+        ordered: Bool = false,
+        inverse: String,
+        deleteRule: DeleteRule = .nullify,
+        optional: Bool = true,
+        minCount: Int = 0,
+        maxCount: Int? = nil,
+        renamingIdentifier: String? = nil
+    ) {
+        relationship = RelationshipDescription(
+            name: name, destinationEntityName: destination, inverseName: inverse, isToMany: true, isOrdered: ordered,
+            deleteRule: deleteRule, isOptional: optional, minCount: minCount, maxCount: maxCount,
+            renamingIdentifier: renamingIdentifier)
+    }
+}
+
+/// A uniqueness constraint in an entity block: no two objects of the entity may share the values of
+/// these properties (objects with a nil among them are exempt).
+public struct Unique: Sendable {
+    public let properties: [String]
+
+    public init(_ properties: String...) {
+        self.properties = properties
+    }
+
+    public init(_ properties: [String]) {
+        self.properties = properties
+    }
+}
+
+/// An index in an entity block: `Index("bySalary", "salary")` for ascending properties, or
+/// `Index("byNameAndBorn", .ascending("name"), .descending("born"))` to choose directions.
+public struct Index: Sendable {
+    public let index: FetchIndexDescription
+
+    public init(_ name: String, _ properties: String...) {
+        index = FetchIndexDescription(name: name, elements: properties.map { FetchIndexElement(propertyName: $0) })
+    }
+
+    public init(_ name: String, _ elements: FetchIndexElement...) {
+        index = FetchIndexDescription(name: name, elements: elements)
+    }
+}
+
+/// A named configuration in a model block: the entities a store added for this configuration holds.
+public struct Configuration: Sendable {
+    public let name: String
+    public let entityNames: Set<String>
+
+    public init(_ name: String, entities: String...) {
+        self.init(name, entities: Set(entities))
+    }
+
+    public init(_ name: String, entities: Set<String>) {
+        self.name = name
+        self.entityNames = entities
+    }
+}

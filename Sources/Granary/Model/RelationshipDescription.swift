@@ -1,0 +1,101 @@
+/// A link from one entity to another: Core Data's `NSRelationshipDescription`.
+///
+/// Construct it directly for models built at run time, or declare it with `Relationship(_:to:inverse:)`
+/// or `Relationship(_:toMany:inverse:)` inside an `Entity` block. Every relationship names its inverse,
+/// which the model checks points back, so the object graph can keep both sides in step; the
+/// destination and inverse are resolved by name through the model (`ManagedObjectModel.destinationEntity(of:)`,
+/// `inverseRelationship(of:)`).
+public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let destinationEntityName: String
+    /// The relationship on the destination entity that points back at this one.
+    public let inverseName: String
+    public let isToMany: Bool
+    /// Whether a to-many relationship keeps its objects in order (Core Data's `isOrdered`).
+    public let isOrdered: Bool
+    public let deleteRule: DeleteRule
+    /// Whether the relationship may be nil (to-one) or empty (to-many) when the object is saved.
+    public let isOptional: Bool
+    /// The fewest objects a non-empty to-many relationship may hold; 0 for to-one relationships.
+    public let minCount: Int
+    /// The most objects a to-many relationship may hold, or nil for no limit; 1 for to-one relationships.
+    public let maxCount: Int?
+    /// The relationship's name in the previous model version, for migration.
+    public let renamingIdentifier: String?
+    /// The entity that declares this relationship (for inherited ones, the superentity); nil until an
+    /// `EntityDescription` holds it.
+    public let entityName: String?
+
+    /// A relationship description. `isOptional` defaults to `true`, as in Core Data.
+    ///
+    /// `minCount` and `maxCount` apply to to-many relationships; a to-one relationship always has
+    /// `minCount` 0 and `maxCount` 1, whatever is passed.
+    public init(
+        name: String,
+        destinationEntityName: String,
+        inverseName: String,
+        isToMany: Bool = false,
+        isOrdered: Bool = false,
+        deleteRule: DeleteRule = .nullify,
+        isOptional: Bool = true,
+        minCount: Int = 0,
+        maxCount: Int? = nil,
+        renamingIdentifier: String? = nil
+    ) {
+        self.init(
+            name: name, destinationEntityName: destinationEntityName, inverseName: inverseName, isToMany: isToMany,
+            isOrdered: isOrdered, deleteRule: deleteRule, isOptional: isOptional,
+            minCount: isToMany ? minCount : 0, maxCount: isToMany ? maxCount : 1,
+            renamingIdentifier: renamingIdentifier, entityName: nil)
+    }
+
+    private init(
+        name: String, destinationEntityName: String, inverseName: String, isToMany: Bool, isOrdered: Bool,
+        deleteRule: DeleteRule, isOptional: Bool, minCount: Int, maxCount: Int?, renamingIdentifier: String?,
+        entityName: String?
+    ) {
+        self.name = name
+        self.destinationEntityName = destinationEntityName
+        self.inverseName = inverseName
+        self.isToMany = isToMany
+        self.isOrdered = isOrdered
+        self.deleteRule = deleteRule
+        self.isOptional = isOptional
+        self.minCount = minCount
+        self.maxCount = maxCount
+        self.renamingIdentifier = renamingIdentifier
+        self.entityName = entityName
+    }
+
+    func declared(in entity: String) -> RelationshipDescription {
+        RelationshipDescription(
+            name: name, destinationEntityName: destinationEntityName, inverseName: inverseName, isToMany: isToMany,
+            isOrdered: isOrdered, deleteRule: deleteRule, isOptional: isOptional, minCount: minCount,
+            maxCount: maxCount, renamingIdentifier: renamingIdentifier, entityName: entity)
+    }
+
+    /// `"Entity.relationship"`, or just the name before an entity holds the relationship.
+    public var qualifiedName: String {
+        entityName.map { "\($0).\(name)" } ?? name
+    }
+
+    public var description: String {
+        let arrow = isToMany ? (isOrdered ? "->> (ordered)" : "->>") : "->"
+        return "relationship \(qualifiedName) \(arrow) \(destinationEntityName) (inverse \(inverseName))"
+    }
+
+    /// Every way a relationship holding `count` objects (0 or 1 for a to-one) fails this description:
+    /// missing when required, fewer than `minCount` or more than `maxCount`.
+    ///
+    /// Use it before saving; an empty optional relationship is always valid, whatever `minCount` says.
+    public func validate(count: Int) -> [ValidationError] {
+        func failure(_ reason: ValidationError.Reason) -> [ValidationError] {
+            [ValidationError(entityName: entityName, propertyName: name, reason: reason)]
+        }
+        if count == 0 { return isOptional ? [] : failure(.missing) }
+        guard isToMany else { return [] }
+        if count < minCount { return failure(.tooFew(count: count, minimum: minCount)) }
+        if let maxCount, count > maxCount { return failure(.tooMany(count: count, maximum: maxCount)) }
+        return []
+    }
+}
