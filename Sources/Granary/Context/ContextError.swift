@@ -1,0 +1,59 @@
+import Foundation
+
+/// What the object and context layer throws. Every message names the entity, key and value involved.
+public enum ContextError: Error, Sendable, CustomStringConvertible {
+    case unknownEntity(String)
+    case unknownKey(entity: String, key: String)
+    case wrongValueType(entity: String, key: String, value: String, reason: String)
+    /// A relationship was set to an object of another context or coordinator.
+    case foreignObject(entity: String, key: String, object: String)
+    /// `save()` found invalid objects; every problem is listed.
+    case validation([ValidationError])
+    /// A `deny` delete rule blocked a deletion.
+    case deleteDenied(entity: String, relationship: String, object: String, count: Int)
+    /// Optimistic locking found objects changed in the store since they were read, and the merge
+    /// policy is `.error`.
+    case mergeConflicts([MergeConflict])
+    /// A uniqueness constraint would be violated.
+    case constraintViolation(entity: String, properties: [String], value: String)
+    case noSuchObject(ManagedObjectID)
+    /// The context has no store: no coordinator, no parent, or its store was removed.
+    case noPersistentStore(String)
+    case storeNotFound(URL)
+    case storage(StorageError)
+
+    public var description: String {
+        switch self {
+        case .unknownEntity(let name): return "the model has no entity named '\(name)'"
+        case .unknownKey(let entity, let key): return "entity '\(entity)' has no property '\(key)'"
+        case .wrongValueType(let entity, let key, let value, let reason):
+            return "\(entity).\(key) cannot hold \(value): \(reason)"
+        case .foreignObject(let entity, let key, let object):
+            return "\(entity).\(key) cannot point to \(object), which belongs to another context"
+        case .validation(let errors):
+            return "\(errors.count) validation error(s): " + errors.map(\.description).joined(separator: "; ")
+        case .deleteDenied(let entity, let relationship, let object, let count):
+            return "cannot delete \(object): \(entity).\(relationship) has the deny rule and still holds \(count) object(s)"
+        case .mergeConflicts(let conflicts):
+            return "\(conflicts.count) merge conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
+        case .constraintViolation(let entity, let properties, let value):
+            return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
+        case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
+        case .noPersistentStore(let reason): return "no persistent store: \(reason)"
+        case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
+        case .storage(let error): return error.description
+        }
+    }
+}
+
+/// An object changed both in a context and in the store since the context read it.
+public struct MergeConflict: Sendable, CustomStringConvertible {
+    public var objectID: ManagedObjectID
+    /// The row version the context read, and the one the store holds now (`nil`: deleted in the store).
+    public var expectedVersion: Int64
+    public var storeVersion: Int64?
+    public var description: String {
+        storeVersion.map { "\(objectID) is at version \($0) in the store but \(expectedVersion) in the context" }
+            ?? "\(objectID) was deleted in the store"
+    }
+}

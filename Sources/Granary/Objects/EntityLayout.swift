@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+
+/// Where each property of an entity sits in a managed object's value array, and how typed key paths
+/// map to properties. Built once per entity and shared by every object of it.
+final class EntityLayout: Sendable {
+    enum Kind: Sendable {
+        case attribute(AttributeDescription)
+        case toOne(RelationshipDescription)
+        case toMany(RelationshipDescription)
+    }
+
+    let entity: EntityDescription
+    let names: [String]
+    let kinds: [Kind]
+    let indexByName: [String: Int]
+    private let keyPathIndexes = Mutex<[AnyKeyPath: Int]>([:])
+
+    private init(entity: EntityDescription) {
+        self.entity = entity
+        var names: [String] = []
+        var kinds: [Kind] = []
+        for property in entity.properties {
+            names.append(property.name)
+            switch property {
+            case .attribute(let a): kinds.append(.attribute(a))
+            case .relationship(let r): kinds.append(r.isToMany ? .toMany(r) : .toOne(r))
+            }
+        }
+        self.names = names
+        self.kinds = kinds
+        self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+    }
+
+    private static let cache = Mutex<[EntityDescription: EntityLayout]>([:])
+
+    static func of(_ entity: EntityDescription) -> EntityLayout {
+        cache.withLock { cache in
+            if let layout = cache[entity] { return layout }
+            let layout = EntityLayout(entity: entity)
+            cache[entity] = layout
+            return layout
+        }
+    }
+
+    /// The property a typed key path names, from its description (`\Employee.name` → `name`).
+    func index(forKeyPath keyPath: AnyKeyPath) -> Int? {
+        if let i = keyPathIndexes.withLock({ $0[keyPath] }) { return i }
+        guard let name = Self.propertyName(of: keyPath), let i = indexByName[name] else { return nil }
+        keyPathIndexes.withLock { $0[keyPath] = i }
+        return i
+    }
+
+    static func propertyName(of keyPath: AnyKeyPath) -> String? {
+        let text = String(describing: keyPath)
+        guard let dot = text.firstIndex(of: ".") else { return nil }
+        let rest = text[text.index(after: dot)...]
+        let name = rest.prefix { $0 != "." && $0 != "?" && $0 != "!" }
+        return name.isEmpty ? nil : String(name)
+    }
+
+    /// The initial value of a property in a new object: the attribute's default, an empty to-many.
+    func initialValue(at i: Int) -> Any? {
+        switch kinds[i] {
+        case .attribute(let a): return a.defaultValue
+        case .toOne: return nil
+        case .toMany: return [ManagedObjectID]()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Declares a typed property of a `ManagedObject` subclass, backed by the attribute or relationship of
+/// the same name in the entity: Granary's `@NSManaged`.
+///
+/// The property's type says how it reads: `String`, `Int`, `Double`, `Date?`, `Decimal`, `UUID`, `Data`,
+/// `URL` for attributes (any integer width works for any integer attribute); `Employee?` for a to-one
+/// relationship; `Set<Employee>` or `[Employee]` (ordered) for a to-many one. Typed key paths to these
+/// properties work in `#Predicate` and `SortDescriptor`.
+///
+/// Setting a value the model rejects (an integer out of an `integer16`'s range) stops the program with
+/// a message, as Core Data does; use `setValue(_:forKey:)` when the value comes from outside and the
+/// error should be thrown instead. Reading a non-optional property whose value is nil is a programming
+/// error for the same reason: declare it optional or give the attribute a default value.
+@propertyWrapper
+public struct Managed<Value> {
+    public init() {}
+
+    @available(*, unavailable, message: "@Managed properties can only be declared in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("unreachable") }
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let i = index(object, wrappedKeyPath)
+            let raw = object.publicValue(at: i)
+            guard let value = ManagedValueCoercion.coerce(raw, to: Value.self) else {
+                preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
+            }
+            return value
+        }
+        set {
+            let i = index(object, wrappedKeyPath)
+            do {
+                try object.setPublicValue(ManagedValueCoercion.unwrap(newValue), at: i)
+            } catch {
+                preconditionFailure("\(error)")
+            }
+        }
+    }
+
+    private static func index<Object: ManagedObject>(_ object: Object, _ keyPath: AnyKeyPath) -> Int {
+        guard let i = object.layout.index(forKeyPath: keyPath) else {
+            preconditionFailure("\(keyPath) names no property of entity \(object.entity.name)")
+        }
+        return i
+    }
+}
+
+/// Converts the values the object layer stores into the types `@Managed` properties declare.
+enum ManagedValueCoercion {
+    /// `value` as a `T`, bridging integer widths, floating-point widths, optionals and collections of
+    /// subclasses; `nil` when it cannot be one.
+    static func coerce<T>(_ value: Any?, to type: T.Type) -> T? {
+        guard let value = unwrap(value) else {
+            if let optional = T.self as? any ExpressibleByNilLiteral.Type { return (optional.init(nilLiteral: ()) as! T) }
+            return nil
+        }
+        if let direct = value as? T { return direct }
+        switch T.self {
+        case is Int.Type, is Int?.Type: return integer(value).flatMap { Int(exactly: $0) }.map { $0 as Any } as? T
+        case is Int64.Type, is Int64?.Type: return integer(value).map { $0 as Any } as? T
+        case is Int32.Type, is Int32?.Type: return integer(value).flatMap { Int32(exactly: $0) }.map { $0 as Any } as? T
+        case is Int16.Type, is Int16?.Type: return integer(value).flatMap { Int16(exactly: $0) }.map { $0 as Any } as? T
+        case is Double.Type, is Double?.Type: return floating(value).map { $0 as Any } as? T
+        case is Float.Type, is Float?.Type: return floating(value).map { Float($0) as Any } as? T
+        default: return nil
+        }
+    }
+
+    /// Looks through `Optional` wrappers, so that `Optional(Optional(3))` is 3 and `.none` is nil.
+    static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return unwrap(mirror.children.first?.value)
+    }
+
+    private static func integer(_ value: Any) -> Int64? {
+        switch value {
+        case let i as any BinaryInteger: return Int64(exactly: i)
+        case let d as Double: return Int64(exactly: d)
+        default: return nil
+        }
+    }
+
+    private static func floating(_ value: Any) -> Double? {
+        switch value {
+        case let d as Double: return d
+        case let f as Float: return Double(f)
+        case let i as any BinaryInteger: return Double(i)
+        case let d as Decimal: return NSDecimalNumber(decimal: d).doubleValue
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,308 @@
+import Foundation
+
+/// An object in the object graph: one row of its entity's table, tracked by a context.
+///
+/// Subclass it and declare properties with `@Managed` for typed access, or use `value(forKey:)` and
+/// `setValue(_:forKey:)` for models built at run time:
+///
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @Managed var name: String
+///     @Managed var manager: Employee?
+///     @Managed var reports: Set<Employee>
+/// }
+/// ```
+///
+/// Objects are not thread-safe and not `Sendable`: use one only on its context's queue (inside
+/// `perform`/`performAndWait`, or on the main thread for a main-queue context). Pass `objectID`s
+/// between contexts instead.
+open class ManagedObject: CustomStringConvertible, Hashable {
+    /// The entity this object belongs to.
+    public let entity: EntityDescription
+    /// Temporary until the object is saved, permanent after.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context that owns the object; `nil` once it is removed (deleted and saved, or reset).
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    let layout: EntityLayout
+    /// Current values by property index. Attributes hold Swift values; to-one relationships hold a
+    /// `ManagedObjectID?`, to-many ones a `[ManagedObjectID]`.
+    var values: [Any?]
+    /// The values as last read from or written to the store (or parent context); `nil` for an object
+    /// that was never saved.
+    var committed: [Any?]?
+    /// The row version the committed values came with: the optimistic-locking check at save.
+    var rowVersion: Int64 = 0
+    var changedIndexes = Set<Int>()
+    var faultState = false
+    var insertedState = false
+    var deletedState = false
+
+    /// Creates an object of `entity`, inserted into `context` if one is given (Core Data's designated
+    /// initializer). Subclasses that add stored properties must keep this initializer.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.entity = entity
+        self.layout = EntityLayout.of(entity)
+        self.objectID = ManagedObjectID(temporaryFor: entity.name)
+        self.values = layout.names.indices.map { layout.initialValue(at: $0) }
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of this class's entity in `context`'s model and inserts it.
+    /// The class must be registered for an entity (`Entity("Employee", as: Employee.self)`).
+    public convenience init(context: ManagedObjectContext) {
+        guard let entity = context.model?.entity(for: Self.self) else {
+            preconditionFailure("\(Self.self) is not the class of any entity in the model of context \(context)")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    // MARK: State
+
+    public var isInserted: Bool { insertedState }
+    public var isDeleted: Bool { deletedState }
+    public var isUpdated: Bool { !insertedState && !deletedState && !changedIndexes.isEmpty }
+    /// Whether the object's values have not been loaded yet; touching any property loads them.
+    public var isFault: Bool { faultState }
+    public var hasChanges: Bool { insertedState || deletedState || !changedIndexes.isEmpty }
+
+    /// The properties changed since the last save, with their new values (relationships as objects).
+    public func changedValues() -> [String: Any?] {
+        var result: [String: Any?] = [:]
+        let indexes = insertedState ? Set(layout.names.indices) : changedIndexes
+        for i in indexes { result[layout.names[i]] = publicValue(at: i) }
+        return result
+    }
+
+    /// The last saved values of `keys` (all properties when `nil`); relationships as object IDs.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
+        guard let committed else { return [:] }
+        var result: [String: Any?] = [:]
+        for (i, name) in layout.names.enumerated() where keys?.contains(name) ?? true { result[name] = committed[i] }
+        return result
+    }
+
+    // MARK: Key-value access
+
+    /// The value of a property: an attribute's value, a to-one's object, a to-many's `Set` (or array,
+    /// when ordered) of objects.
+    /// - Throws: `ContextError.unknownKey` naming the entity and key.
+    public func value(forKey key: String) throws -> Any? {
+        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        return publicValue(at: i)
+    }
+
+    /// Sets a property, checking the value against the model, and maintains the inverse relationship.
+    /// - Throws: `ContextError.unknownKey`, `.wrongValueType` naming entity, key and value, or
+    ///   `.foreignObject` for a relationship to an object of another context.
+    public func setValue(_ value: Any?, forKey key: String) throws {
+        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        try setPublicValue(value, at: i)
+    }
+
+    func publicValue(at i: Int) -> Any? {
+        fireFaultIfNeeded()
+        switch layout.kinds[i] {
+        case .attribute:
+            return values[i]
+        case .toOne:
+            guard let id = values[i] as? ManagedObjectID else { return nil }
+            return managedObjectContext?.registeredOrFault(id)
+        case .toMany(let r):
+            let objects = (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
+            return r.isOrdered ? objects as Any : Set(objects) as Any
+        }
+    }
+
+    func setPublicValue(_ value: Any?, at i: Int) throws {
+        switch layout.kinds[i] {
+        case .attribute(let a):
+            let canonical: Any?
+            do {
+                canonical = try a.type.swiftValue(from: a.storageValue(for: value))
+            } catch {
+                throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: String(describing: value ?? "nil"),
+                                                  reason: "\(error)")
+            }
+            setRaw(canonical, at: i)
+        case .toOne:
+            let target: ManagedObject?
+            if value == nil || value is NSNull {
+                target = nil
+            } else if let object = value as? ManagedObject {
+                target = object
+            } else {
+                throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: String(describing: value!),
+                                                  reason: "expected a managed object or nil")
+            }
+            try setToOne(target, at: i)
+        case .toMany:
+            var objects: [ManagedObject] = []
+            switch value {
+            case nil: break
+            case let set as Set<ManagedObject>: objects = Array(set)
+            case let array as [ManagedObject]: objects = array
+            case let any as [Any]:
+                guard let typed = any as? [ManagedObject] else { fallthrough }
+                objects = typed
+            default:
+                if let sequence = value as? any Sequence, let typed = Array(sequence) as? [ManagedObject] {
+                    objects = typed
+                } else {
+                    throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: String(describing: value!),
+                                                      reason: "expected a set or array of managed objects")
+                }
+            }
+            try setToMany(objects, at: i)
+        }
+    }
+
+    /// Sets a value without inverse maintenance, recording the change.
+    func setRaw(_ value: Any?, at i: Int) {
+        fireFaultIfNeeded()
+        managedObjectContext?.assertOnQueue()
+        values[i] = value
+        if !insertedState { changedIndexes.insert(i) }
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    // MARK: Relationships
+
+    private func checkSameContext(_ other: ManagedObject, key: String) throws {
+        if other.managedObjectContext !== managedObjectContext {
+            throw ContextError.foreignObject(entity: entity.name, key: key, object: other.objectID.description)
+        }
+    }
+
+    func setToOne(_ target: ManagedObject?, at i: Int) throws {
+        guard case .toOne(let r) = layout.kinds[i] else { return }
+        if let target { try checkSameContext(target, key: r.name) }
+        fireFaultIfNeeded()
+        let old = (values[i] as? ManagedObjectID).flatMap { managedObjectContext?.registeredOrFault($0) }
+        if old === target { return }
+        setRaw(target?.objectID, at: i)
+        if let old { old.inverseRemove(self, relationship: r) }
+        if let target { target.inverseAdd(self, relationship: r) }
+    }
+
+    func setToMany(_ targets: [ManagedObject], at i: Int) throws {
+        guard case .toMany(let r) = layout.kinds[i] else { return }
+        for t in targets { try checkSameContext(t, key: r.name) }
+        fireFaultIfNeeded()
+        let oldIDs = values[i] as? [ManagedObjectID] ?? []
+        var seen = Set<ManagedObjectID>()
+        let newIDs = targets.map(\.objectID).filter { seen.insert($0).inserted }
+        if oldIDs == newIDs { return }
+        setRaw(newIDs, at: i)
+        let newSet = Set(newIDs)
+        let oldSet = Set(oldIDs)
+        for id in oldIDs where !newSet.contains(id) {
+            managedObjectContext?.registeredOrFault(id)?.inverseRemove(self, relationship: r)
+        }
+        for t in targets where !oldSet.contains(t.objectID) { t.inverseAdd(self, relationship: r) }
+    }
+
+    /// Adds objects to a to-many relationship (keeping order for ordered ones).
+    /// - Throws: as `setValue(_:forKey:)`.
+    public func add(_ objects: [ManagedObject], toRelationship key: String) throws {
+        guard let i = layout.indexByName[key], case .toMany = layout.kinds[i] else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        let current = (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
+        try setToMany(current + objects, at: i)
+    }
+
+    /// Removes objects from a to-many relationship.
+    /// - Throws: as `setValue(_:forKey:)`.
+    public func remove(_ objects: [ManagedObject], fromRelationship key: String) throws {
+        guard let i = layout.indexByName[key], case .toMany = layout.kinds[i] else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        let removed = Set(objects.map(\.objectID))
+        let current = (values[i] as? [ManagedObjectID] ?? []).filter { !removed.contains($0) }
+            .compactMap { managedObjectContext?.registeredOrFault($0) }
+        try setToMany(current, at: i)
+    }
+
+    /// `self` was linked to `source` through `relationship` (whose inverse lives here): link back.
+    func inverseAdd(_ source: ManagedObject, relationship: RelationshipDescription) {
+        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        fireFaultIfNeeded()
+        switch layout.kinds[i] {
+        case .toOne:
+            let previous = values[i] as? ManagedObjectID
+            if previous == source.objectID { return }
+            setRaw(source.objectID, at: i)
+            // One-to-many: the object can belong to one owner only; leave the previous owner's set.
+            if let previous, let owner = managedObjectContext?.registeredOrFault(previous), owner !== source,
+                let ownerIndex = owner.layout.indexByName[relationship.name]
+            {
+                owner.fireFaultIfNeeded()
+                if case .toMany = owner.layout.kinds[ownerIndex] {
+                    owner.setRaw((owner.values[ownerIndex] as? [ManagedObjectID] ?? []).filter { $0 != objectID }, at: ownerIndex)
+                } else if owner.values[ownerIndex] as? ManagedObjectID == objectID {
+                    owner.setRaw(nil, at: ownerIndex)
+                }
+            }
+        case .toMany:
+            var ids = values[i] as? [ManagedObjectID] ?? []
+            if !ids.contains(source.objectID) {
+                ids.append(source.objectID)
+                setRaw(ids, at: i)
+            }
+        case .attribute:
+            break
+        }
+    }
+
+    /// `self` was unlinked from `source` through `relationship`: unlink back.
+    func inverseRemove(_ source: ManagedObject, relationship: RelationshipDescription) {
+        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        fireFaultIfNeeded()
+        switch layout.kinds[i] {
+        case .toOne:
+            if values[i] as? ManagedObjectID == source.objectID { setRaw(nil, at: i) }
+        case .toMany:
+            let ids = values[i] as? [ManagedObjectID] ?? []
+            if ids.contains(source.objectID) { setRaw(ids.filter { $0 != source.objectID }, at: i) }
+        case .attribute:
+            break
+        }
+    }
+
+    // MARK: Faulting
+
+    func fireFaultIfNeeded() {
+        guard faultState, let context = managedObjectContext else { return }
+        context.fulfillFault(self)
+    }
+
+    /// Replaces every reference to `old` in this object's relationships (a temporary ID becoming
+    /// permanent at save).
+    func replaceReferences(_ mapping: [ManagedObjectID: ManagedObjectID]) {
+        func remap(_ array: inout [Any?]) {
+            for i in array.indices {
+                if let id = array[i] as? ManagedObjectID, let new = mapping[id] {
+                    array[i] = new
+                } else if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { mapping[$0] != nil }) {
+                    array[i] = ids.map { mapping[$0] ?? $0 }
+                }
+            }
+        }
+        remap(&values)
+        if var c = committed {
+            remap(&c)
+            committed = c
+        }
+    }
+
+    // MARK: Identity
+
+    public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        let state = faultState ? "fault" : insertedState ? "inserted" : deletedState ? "deleted" : changedIndexes.isEmpty ? "saved" : "updated"
+        return "<\(entity.name) \(objectID) (\(state))>"
+    }
+}
