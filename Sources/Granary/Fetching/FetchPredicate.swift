@@ -1,0 +1,134 @@
+import GranaryStorage
+
+/// A predicate over string key paths, for models known only at run time:
+/// `FetchPredicate.key("age") > 30 && FetchPredicate.key("name").beginsWith("A")`.
+///
+/// Use it where `#Predicate` cannot be written (no Swift type for the entity); it builds a
+/// `PredicateNode` (`node`) with the same semantics.
+public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
+    /// The predicate built so far.
+    public var node: PredicateNode
+
+    /// Wraps an existing predicate node.
+    public init(_ node: PredicateNode) { self.node = node }
+
+    /// A key path to compare: a field name or a dotted path through to-one relationships (`"manager.name"`).
+    public static func key(_ key: String) -> FetchKey { FetchKey(key) }
+
+    /// The predicate every object satisfies.
+    public static let all = FetchPredicate(.true)
+    /// The predicate no object satisfies.
+    public static let none = FetchPredicate(.false)
+
+    public static func && (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.all([a.node, b.node])) }
+    public static func || (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.either([a.node, b.node])) }
+    public static prefix func ! (a: FetchPredicate) -> FetchPredicate { FetchPredicate(.not(a.node)) }
+
+    public var description: String { node.description }
+}
+
+/// One side of a `FetchPredicate` comparison: a key path of the fetched entity.
+public struct FetchKey: Sendable {
+    /// The key path's components.
+    public var path: KeyPathExpr
+
+    /// A key path given as a dotted string.
+    public init(_ key: String) { path = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+
+    /// A key path given as components.
+    public init(path: KeyPathExpr) { self.path = path }
+
+    private static func constant(_ v: some PredicateValueConvertible) -> Value {
+        guard let value = v.predicateValue else { preconditionFailure("\(v) has no predicate value (an unsigned integer above Int64.max?)") }
+        return value
+    }
+
+    private func compare(_ op: ComparisonOperator, _ v: some PredicateValueConvertible) -> FetchPredicate {
+        let value = Self.constant(v)
+        if value.isNull {
+            switch op {
+            case .equal: return FetchPredicate(.isNil(path))
+            case .notEqual: return FetchPredicate(.not(.isNil(path)))
+            default: return .none
+            }
+        }
+        return FetchPredicate(.compare(path, op, .value(value)))
+    }
+
+    public static func == (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.equal, v) }
+    public static func != (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.notEqual, v) }
+    public static func < (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.less, v) }
+    public static func <= (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.lessOrEqual, v) }
+    public static func > (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.greater, v) }
+    public static func >= (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.greaterOrEqual, v) }
+
+    /// `key == nil`.
+    public static func == (k: FetchKey, _: _OptionalNilComparisonType) -> FetchPredicate { FetchPredicate(.isNil(k.path)) }
+    /// `key != nil`.
+    public static func != (k: FetchKey, _: _OptionalNilComparisonType) -> FetchPredicate { FetchPredicate(.not(.isNil(k.path))) }
+
+    public static func == (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .equal, .keyPath(b.path))) }
+    public static func != (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .notEqual, .keyPath(b.path))) }
+    public static func < (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .less, .keyPath(b.path))) }
+    public static func <= (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .lessOrEqual, .keyPath(b.path))) }
+    public static func > (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .greater, .keyPath(b.path))) }
+    public static func >= (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .greaterOrEqual, .keyPath(b.path))) }
+
+    /// The value is null.
+    public var isNil: FetchPredicate { FetchPredicate(.isNil(path)) }
+    /// The value is not null.
+    public var isNotNil: FetchPredicate { FetchPredicate(.not(.isNil(path))) }
+
+    /// The value equals one of `values` (`IN`).
+    public func isIn<S: Sequence>(_ values: S) -> FetchPredicate where S.Element: PredicateValueConvertible {
+        FetchPredicate(.isIn(path, values.map { Self.constant($0) }))
+    }
+
+    /// `lower <= value <= upper`.
+    public func between(_ lower: some PredicateValueConvertible, _ upper: some PredicateValueConvertible) -> FetchPredicate {
+        FetchPredicate(.between(path, Self.constant(lower), Self.constant(upper)))
+    }
+
+    private func string(_ op: StringOperator, _ s: String, _ c: Bool, _ d: Bool) -> FetchPredicate {
+        FetchPredicate(.string(path, op, s, caseInsensitive: c, diacriticInsensitive: d))
+    }
+
+    /// `BEGINSWITH`; only the case- and diacritic-sensitive form can use an index.
+    public func beginsWith(_ s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> FetchPredicate {
+        string(.beginsWith, s, caseInsensitive, diacriticInsensitive)
+    }
+    /// `ENDSWITH`.
+    public func endsWith(_ s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> FetchPredicate {
+        string(.endsWith, s, caseInsensitive, diacriticInsensitive)
+    }
+    /// `CONTAINS` (substring).
+    public func contains(_ s: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> FetchPredicate {
+        string(.contains, s, caseInsensitive, diacriticInsensitive)
+    }
+    /// `LIKE`, with `*` and `?` wildcards.
+    public func like(_ pattern: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> FetchPredicate {
+        string(.like, pattern, caseInsensitive, diacriticInsensitive)
+    }
+    /// `MATCHES`: the whole string matches the ICU regular expression.
+    public func matches(_ regex: String, caseInsensitive: Bool = false, diacriticInsensitive: Bool = false) -> FetchPredicate {
+        string(.matches, regex, caseInsensitive, diacriticInsensitive)
+    }
+
+    /// Some member of this to-many relationship satisfies `predicate`, whose keys start at the member.
+    public func any(_ predicate: FetchPredicate) -> FetchPredicate { FetchPredicate(.any(path, predicate.node)) }
+
+    /// The number of members of this to-many relationship (`@count`), to compare with an integer.
+    public var count: FetchCount { FetchCount(path: path) }
+}
+
+/// The `@count` of a to-many relationship in a `FetchPredicate`.
+public struct FetchCount: Sendable {
+    public var path: KeyPathExpr
+
+    public static func == (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .equal, n)) }
+    public static func != (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .notEqual, n)) }
+    public static func < (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .less, n)) }
+    public static func <= (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .lessOrEqual, n)) }
+    public static func > (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .greater, n)) }
+    public static func >= (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .greaterOrEqual, n)) }
+}

@@ -1,0 +1,284 @@
+import Foundation
+import GranaryStorage
+
+extension PredicateNode {
+    /// Translates a Foundation `#Predicate` into a `PredicateNode`, or returns `nil` when any part of it
+    /// has no translation; the caller then evaluates the Foundation predicate on objects instead.
+    ///
+    /// Supported expressions (the types `#Predicate` builds, as seen on Linux with Swift 6.3):
+    /// `Conjunction`, `Disjunction`, `Negation`, `Equal`, `NotEqual`, `Comparison`; `KeyPath` on the
+    /// predicate's `Variable`, chained through `OptionalFlatMap` (`$0.manager?.name`) and `ForcedUnwrap`
+    /// (`$0.manager!.name`, where a nil link reads as null instead of failing); `NilLiteral` (`== nil`);
+    /// `Value` constants mapped as `PredicateValueConvertible` documents (captured arrays and sets become
+    /// lists, captured ranges become bounds); `SequenceContains` on a constant list (IN);
+    /// `SequenceStartsWith` (BEGINSWITH); `CollectionContainsCollection` (`String.contains`, CONTAINS);
+    /// `SequenceContainsWhere` and `SequenceAllSatisfy` on a to-many relationship (ANY, and NOT ANY NOT);
+    /// `KeyPath` to `count`/`isEmpty` of an `Array` or `Set` relationship (`@count`); `RangeExpressionContains`
+    /// over `ClosedRange` (BETWEEN) and `Range` (`>=` and `<`); a `Bool` key path or constant standing alone.
+    /// On Darwin also `StringLocalizedStandardContains` (CONTAINS[cd]), which Linux's Foundation lacks.
+    ///
+    /// - Parameter keyPathName: the field names of a key path of the model (`\Employee.manager` →
+    ///   `["manager"]`), or `nil` for a key path that is not one; `KeyPathNames.components(of:)` by default.
+    public static func lower<T>(_ predicate: Predicate<T>,
+                                keyPathName: (AnyKeyPath) -> [String]? = KeyPathNames.components(of:)) -> PredicateNode? {
+        withoutActuallyEscaping(keyPathName) { name in
+            LoweringContext(variables: [predicate.variable.key: []], keyPathName: name).predicate(predicate.expression)
+        }
+    }
+}
+
+/// What a non-Boolean sub-expression lowers to.
+enum LoweredOperand {
+    case keyPath(KeyPathExpr)
+    case constant(Value)
+    case constants([Value])
+    case range(lower: Value, upper: Value, isClosed: Bool)
+    /// The number of members of a to-many relationship.
+    case count(KeyPathExpr)
+    /// Whether a to-many relationship is empty.
+    case isEmpty(KeyPathExpr)
+}
+
+/// The variables in scope (each bound to a key path from the current object) and the key path namer.
+struct LoweringContext {
+    var variables: [PredicateExpressions.VariableID: KeyPathExpr]
+    let keyPathName: (AnyKeyPath) -> [String]?
+
+    func binding(_ id: PredicateExpressions.VariableID, to path: KeyPathExpr) -> LoweringContext {
+        var copy = self
+        copy.variables[id] = path
+        return copy
+    }
+
+    /// The predicate for a Boolean expression.
+    func predicate(_ expression: Any) -> PredicateNode? {
+        if let e = expression as? any LowerableExpression { return e.lowered(in: self) }
+        switch operand(expression) {
+        case .keyPath(let p)?: return .compare(p, .equal, .value(.bool(true)))
+        case .constant(.bool(let b))?: return b ? .true : .false
+        case .isEmpty(let p)?: return .count(p, .equal, 0)
+        default: return nil
+        }
+    }
+
+    func operand(_ expression: Any) -> LoweredOperand? {
+        (expression as? any LowerableOperand)?.lowered(in: self)
+    }
+
+    /// `lhs op rhs` for key paths, constants and counts on either side.
+    func comparison(_ lhs: Any, _ op: ComparisonOperator, _ rhs: Any) -> PredicateNode? {
+        let l = operand(lhs)
+        let r = operand(rhs)
+        switch (l, r) {
+        case (.keyPath(let p)?, .constant(.null)?), (.constant(.null)?, .keyPath(let p)?):
+            switch op {
+            case .equal: return .isNil(p)
+            case .notEqual: return .not(.isNil(p))
+            default: return .false  // ordering against nil never holds
+            }
+        case (.keyPath(let p)?, .constant(let v)?): return .compare(p, op, .value(v))
+        case (.constant(let v)?, .keyPath(let p)?): return .compare(p, op.swapped, .value(v))
+        case (.keyPath(let p)?, .keyPath(let q)?): return .compare(p, op, .keyPath(q))
+        case (.count(let p)?, .constant(.int(let n))?): return Int(exactly: n).map { .count(p, op, $0) }
+        case (.constant(.int(let n))?, .count(let p)?): return Int(exactly: n).map { .count(p, op.swapped, $0) }
+        case (nil, .constant(.bool(true))?) where op == .equal: return optionalPredicate(lhs)
+        case (.constant(.bool(true))?, nil) where op == .equal: return optionalPredicate(rhs)
+        default: return nil
+        }
+    }
+
+    /// A Boolean expression that may be wrapped in an optional chain (`$0.nick?.starts(with: "A") == true`),
+    /// which is true only when the chain reaches a value and the test holds.
+    func optionalPredicate(_ expression: Any) -> PredicateNode? {
+        if let chain = expression as? any OptionalChainExpression { return chain.loweredPredicate(in: self) }
+        return predicate(expression)
+    }
+}
+
+/// A Foundation expression that yields a `Bool` and has a `PredicateNode`.
+protocol LowerableExpression { func lowered(in context: LoweringContext) -> PredicateNode? }
+/// A Foundation expression that yields a key path's value, a constant or a count.
+protocol LowerableOperand { func lowered(in context: LoweringContext) -> LoweredOperand? }
+/// `OptionalFlatMap`, whose transform may be a Boolean test.
+protocol OptionalChainExpression { func loweredPredicate(in context: LoweringContext) -> PredicateNode? }
+
+/// Collections whose `count` and `isEmpty` key paths stand for a to-many relationship's `@count`.
+protocol RelationshipCollection {
+    static var countKeyPath: AnyKeyPath { get }
+    static var isEmptyKeyPath: AnyKeyPath { get }
+}
+extension Array: RelationshipCollection {
+    static var countKeyPath: AnyKeyPath { \Array.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Array.isEmpty }
+}
+extension Set: RelationshipCollection {
+    static var countKeyPath: AnyKeyPath { \Set.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Set.isEmpty }
+}
+
+// MARK: Boolean expressions
+
+extension PredicateExpressions.Conjunction: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard let l = context.predicate(lhs), let r = context.predicate(rhs) else { return nil }
+        return .all([l, r])
+    }
+}
+
+extension PredicateExpressions.Disjunction: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard let l = context.predicate(lhs), let r = context.predicate(rhs) else { return nil }
+        return .either([l, r])
+    }
+}
+
+extension PredicateExpressions.Negation: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? { context.predicate(wrapped).map { .not($0) } }
+}
+
+extension PredicateExpressions.Equal: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? { context.comparison(lhs, .equal, rhs) }
+}
+
+extension PredicateExpressions.NotEqual: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? { context.comparison(lhs, .notEqual, rhs) }
+}
+
+extension PredicateExpressions.Comparison: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        let o: ComparisonOperator
+        switch op {
+        case .lessThan: o = .less
+        case .lessThanOrEqual: o = .lessOrEqual
+        case .greaterThan: o = .greater
+        case .greaterThanOrEqual: o = .greaterOrEqual
+        @unknown default: return nil
+        }
+        return context.comparison(lhs, o, rhs)
+    }
+}
+
+extension PredicateExpressions.SequenceContains: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(element) else { return nil }
+        switch context.operand(sequence) {
+        case .constants(let values)?: return .isIn(p, values)
+        default: return nil
+        }
+    }
+}
+
+extension PredicateExpressions.SequenceStartsWith: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(base), case .constant(.string(let s))? = context.operand(prefix) else { return nil }
+        return .string(p, .beginsWith, s, caseInsensitive: false)
+    }
+}
+
+extension PredicateExpressions.CollectionContainsCollection: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(base), case .constant(.string(let s))? = context.operand(other) else { return nil }
+        return .string(p, .contains, s, caseInsensitive: false)
+    }
+}
+
+#if canImport(Darwin)
+extension PredicateExpressions.StringLocalizedStandardContains: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(root), case .constant(.string(let s))? = context.operand(other) else { return nil }
+        return .string(p, .contains, s, caseInsensitive: true, diacriticInsensitive: true)
+    }
+}
+#endif
+
+extension PredicateExpressions.SequenceContainsWhere: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(sequence),
+              let inner = LoweringContext(variables: [variable.key: []], keyPathName: context.keyPathName).predicate(test)
+        else { return nil }
+        return .any(p, inner)
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(sequence),
+              let inner = LoweringContext(variables: [variable.key: []], keyPathName: context.keyPathName).predicate(test)
+        else { return nil }
+        return .not(.any(p, .not(inner)))
+    }
+}
+
+extension PredicateExpressions.RangeExpressionContains: LowerableExpression {
+    func lowered(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let p)? = context.operand(element),
+              case .range(let lo, let hi, let isClosed)? = context.operand(range) else { return nil }
+        return isClosed ? .between(p, lo, hi) : .and([.compare(p, .greaterOrEqual, .value(lo)), .compare(p, .less, .value(hi))])
+    }
+}
+
+// MARK: Operands
+
+extension PredicateExpressions.Variable: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? { context.variables[key].map { .keyPath($0) } }
+}
+
+extension PredicateExpressions.KeyPath: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        guard case .keyPath(let base)? = context.operand(root) else { return nil }
+        let any: AnyKeyPath = keyPath
+        if let collection = type(of: any).rootType as? any RelationshipCollection.Type {
+            if collection.countKeyPath == any { return .count(base) }
+            if collection.isEmptyKeyPath == any { return .isEmpty(base) }
+        }
+        guard let names = context.keyPathName(any) else { return nil }
+        return .keyPath(base + names)
+    }
+}
+
+extension PredicateExpressions.OptionalFlatMap: LowerableOperand, OptionalChainExpression {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        guard case .keyPath(let base)? = context.operand(wrapped) else { return nil }
+        return context.binding(variable.key, to: base).operand(transform)
+    }
+
+    func loweredPredicate(in context: LoweringContext) -> PredicateNode? {
+        guard case .keyPath(let base)? = context.operand(wrapped) else { return nil }
+        return context.binding(variable.key, to: base).optionalPredicate(transform)
+    }
+}
+
+extension PredicateExpressions.ForcedUnwrap: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        guard case .keyPath(let p)? = context.operand(inner) else { return nil }
+        return .keyPath(p)
+    }
+}
+
+extension PredicateExpressions.NilLiteral: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? { .constant(.null) }
+}
+
+extension PredicateExpressions.Value: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        if let v = PredicateValues.value(of: value) { return .constant(v) }
+        // Ranges before sequences: an integer range is also a sequence of its members.
+        if let b = PredicateValues.bounds(of: value) { return .range(lower: b.lower, upper: b.upper, isClosed: b.isClosed) }
+        if let vs = PredicateValues.values(of: value) { return .constants(vs) }
+        return nil
+    }
+}
+
+extension PredicateExpressions.ClosedRange: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        guard case .constant(let lo)? = context.operand(lower), case .constant(let hi)? = context.operand(upper) else { return nil }
+        return .range(lower: lo, upper: hi, isClosed: true)
+    }
+}
+
+extension PredicateExpressions.Range: LowerableOperand {
+    func lowered(in context: LoweringContext) -> LoweredOperand? {
+        guard case .constant(let lo)? = context.operand(lower), case .constant(let hi)? = context.operand(upper) else { return nil }
+        return .range(lower: lo, upper: hi, isClosed: false)
+    }
+}

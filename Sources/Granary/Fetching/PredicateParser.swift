@@ -1,0 +1,626 @@
+import Foundation
+import GranaryStorage
+
+/// Reads Core Data's `NSPredicate(format:)` syntax into a `PredicateNode`, so that ported code keeps its
+/// predicate strings.
+///
+/// Supported: `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`;
+/// comparisons `==`/`=`, `!=`/`<>`, `<`, `<=`/`=<`, `>`, `>=`/`=>` between a key path and a constant or
+/// another key path (either side); `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, each with
+/// `[c]`, `[d]` or `[cd]` (which also apply to `==` and `!=` on strings); `IN` with `{…}` or an array
+/// argument; `BETWEEN {lo, hi}`; `ANY`/`SOME`/`ALL`/`NONE` over a to-many key path (`ANY reports.age > 30`);
+/// `key.@count`; `SUBQUERY(key, $x, predicate).@count > 0` (and `== 0`); `nil`/`NULL`, `YES`/`NO`/
+/// `TRUE`/`FALSE`, numbers, quoted strings, `CAST(x, "NSDate")` (also `"UUID"`, `"NSData"` hex,
+/// `"RowReference"` `'table/key'`, `"Double"`); placeholders `%@` (a value or a collection), `%K` (a key
+/// path), `%d`/`%i`/`%ld` (an integer), `%f`/`%lf` (a double). Keywords are case-insensitive; prefix
+/// a key named like a keyword with `#`.
+public enum PredicateParser {
+    /// Parses a format string, substituting `arguments` for the placeholders in order.
+    ///
+    /// - Throws: `PredicateError.syntax` naming the unexpected token and its character offset, or
+    ///   `PredicateError.argument` for a missing or unusable argument.
+    public static func parse(_ format: String, arguments: [Any?] = []) throws -> PredicateNode {
+        var lexer = Lexer(format)
+        var parser = Parser(tokens: try lexer.tokens(), arguments: arguments)
+        let node = try parser.predicate()
+        try parser.expectEnd()
+        return node
+    }
+}
+
+private struct Token {
+    enum Kind: Equatable {
+        case identifier(String)
+        case keyword(String)
+        case number(String)
+        case string(String)
+        case symbol(String)
+        case placeholder(String)
+        case variable(String)
+        case modifier(String)
+        case end
+    }
+    var kind: Kind
+    var text: String
+    var offset: Int
+}
+
+private struct Lexer {
+    let chars: [Character]
+    var i = 0
+
+    init(_ s: String) { chars = Array(s) }
+
+    func error(_ message: String, _ text: String, _ offset: Int) -> PredicateError {
+        .syntax(message: message, token: text, offset: offset)
+    }
+
+    mutating func tokens() throws -> [Token] {
+        var out: [Token] = []
+        while true {
+            while i < chars.count, chars[i].isWhitespace { i += 1 }
+            guard i < chars.count else {
+                out.append(Token(kind: .end, text: "", offset: chars.count))
+                return out
+            }
+            out.append(try next())
+        }
+    }
+
+    static func isIdentifierStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
+    static func isIdentifierPart(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+
+    mutating func word() -> String {
+        let start = i
+        while i < chars.count, Self.isIdentifierPart(chars[i]) { i += 1 }
+        return String(chars[start..<i])
+    }
+
+    mutating func next() throws -> Token {
+        let start = i
+        let c = chars[i]
+        func token(_ kind: Token.Kind) -> Token { Token(kind: kind, text: String(chars[start..<i]), offset: start) }
+        if Self.isIdentifierStart(c) {
+            let w = word()
+            let upper = w.uppercased()
+            return token(PredicateFormat.reservedWords.contains(upper) ? .keyword(upper) : .identifier(w))
+        }
+        if c == "#" || c == "@" || c == "$" {
+            i += 1
+            guard i < chars.count, Self.isIdentifierStart(chars[i]) else { throw error("expected a name after '\(c)'", String(c), start) }
+            let w = word()
+            switch c {
+            case "#": return token(.identifier(w))
+            case "@": return token(.identifier("@" + w))
+            default: return token(.variable(w))
+            }
+        }
+        if c.isNumber { return try number(start) }
+        if c == "'" || c == "\"" { return try string(start, quote: c) }
+        if c == "%" {
+            i += 1
+            var spec = ""
+            while i < chars.count, chars[i] == "l" { spec.append("l"); i += 1 }
+            guard i < chars.count, "@Kdiuf".contains(chars[i]) else {
+                throw error("expected %@, %K, %d or %f", String(chars[start..<min(i + 1, chars.count)]), start)
+            }
+            spec.append(chars[i]); i += 1
+            return token(.placeholder(spec.replacingOccurrences(of: "l", with: "")))
+        }
+        if c == "[" {
+            i += 1
+            let w = word()
+            guard i < chars.count, chars[i] == "]", !w.isEmpty, w.allSatisfy({ "cdCD".contains($0) }) else {
+                throw error("expected a modifier [c], [d] or [cd]", String(chars[start..<min(i + 1, chars.count)]), start)
+            }
+            i += 1
+            return token(.modifier(w.lowercased()))
+        }
+        for symbol in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "<", ">", "=", "!", "(", ")", "{", "}", ",", ".", "-"] {
+            if matches(symbol) {
+                i += symbol.count
+                return token(.symbol(symbol))
+            }
+        }
+        i += 1
+        throw error("unexpected character", String(c), start)
+    }
+
+    func matches(_ symbol: String) -> Bool {
+        var j = i
+        for ch in symbol {
+            guard j < chars.count, chars[j] == ch else { return false }
+            j += 1
+        }
+        return true
+    }
+
+    mutating func number(_ start: Int) throws -> Token {
+        if chars[i] == "0", i + 1 < chars.count, chars[i + 1] == "x" || chars[i + 1] == "X" {
+            i += 2
+            while i < chars.count, chars[i].isHexDigit { i += 1 }
+            return Token(kind: .number(String(chars[start..<i])), text: String(chars[start..<i]), offset: start)
+        }
+        while i < chars.count, chars[i].isNumber { i += 1 }
+        if i + 1 < chars.count, chars[i] == ".", chars[i + 1].isNumber {
+            i += 1
+            while i < chars.count, chars[i].isNumber { i += 1 }
+        }
+        if i < chars.count, chars[i] == "e" || chars[i] == "E" {
+            var j = i + 1
+            if j < chars.count, chars[j] == "+" || chars[j] == "-" { j += 1 }
+            if j < chars.count, chars[j].isNumber {
+                i = j
+                while i < chars.count, chars[i].isNumber { i += 1 }
+            }
+        }
+        let text = String(chars[start..<i])
+        return Token(kind: .number(text), text: text, offset: start)
+    }
+
+    mutating func string(_ start: Int, quote: Character) throws -> Token {
+        i += 1
+        var value = ""
+        while true {
+            guard i < chars.count else { throw error("unterminated string", String(chars[start...]), start) }
+            let c = chars[i]
+            i += 1
+            if c == quote { break }
+            if c == "\\" {
+                guard i < chars.count else { throw error("unterminated string", String(chars[start...]), start) }
+                let e = chars[i]
+                i += 1
+                switch e {
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                case "r": value.append("\r")
+                case "0": value.append("\0")
+                default: value.append(e)
+                }
+            } else {
+                value.append(c)
+            }
+        }
+        return Token(kind: .string(value), text: String(chars[start..<i]), offset: start)
+    }
+}
+
+private struct Parser {
+    /// What an operand of a comparison turned out to be.
+    enum Expr {
+        case keyPath(KeyPathExpr)
+        case count(KeyPathExpr)
+        case subqueryCount(KeyPathExpr, PredicateNode)
+        case constant(Value)
+        case list([Value])
+    }
+
+    let tokens: [Token]
+    let arguments: [Any?]
+    var position = 0
+    var nextArgument = 0
+    /// The variable of the innermost SUBQUERY, whose key paths must start with it.
+    var scope: String?
+
+    init(tokens: [Token], arguments: [Any?]) {
+        self.tokens = tokens
+        self.arguments = arguments
+    }
+
+    var current: Token { tokens[position] }
+
+    mutating func advance() -> Token {
+        let t = tokens[position]
+        if position < tokens.count - 1 { position += 1 }
+        return t
+    }
+
+    func error(_ message: String, at token: Token? = nil) -> PredicateError {
+        let t = token ?? current
+        return .syntax(message: message, token: t.text, offset: t.offset)
+    }
+
+    func isKeyword(_ k: String) -> Bool { current.kind == .keyword(k) }
+    func isSymbol(_ s: String) -> Bool { current.kind == .symbol(s) }
+
+    mutating func expectSymbol(_ s: String, _ message: String) throws {
+        guard isSymbol(s) else { throw error(message) }
+        _ = advance()
+    }
+
+    func expectEnd() throws {
+        guard current.kind == .end else { throw error("expected AND, OR or the end of the predicate") }
+    }
+
+    // MARK: Predicates
+
+    mutating func predicate() throws -> PredicateNode {
+        var terms = [try conjunction()]
+        while isKeyword("OR") || isSymbol("||") {
+            _ = advance()
+            terms.append(try conjunction())
+        }
+        return terms.count == 1 ? terms[0] : .or(terms)
+    }
+
+    mutating func conjunction() throws -> PredicateNode {
+        var terms = [try negation()]
+        while isKeyword("AND") || isSymbol("&&") {
+            _ = advance()
+            terms.append(try negation())
+        }
+        return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    mutating func negation() throws -> PredicateNode {
+        if isKeyword("NOT") || isSymbol("!") {
+            _ = advance()
+            return .not(try negation())
+        }
+        return try primary()
+    }
+
+    mutating func primary() throws -> PredicateNode {
+        if isSymbol("(") {
+            _ = advance()
+            let inner = try predicate()
+            try expectSymbol(")", "expected ')'")
+            return inner
+        }
+        if isKeyword("TRUEPREDICATE") { _ = advance(); return .true }
+        if isKeyword("FALSEPREDICATE") { _ = advance(); return .false }
+        for quantifier in ["ANY", "SOME", "ALL", "NONE"] where isKeyword(quantifier) {
+            _ = advance()
+            let start = current
+            guard case .keyPath(let path) = try expression(), path.count >= 2 else {
+                throw error("\(quantifier) needs a key path through a to-many relationship to an attribute, such as reports.age", at: start)
+            }
+            let member = try comparison(lhs: .keyPath([path.last!]), lhsToken: start, quantified: true)
+            let collection = Array(path.dropLast())
+            switch quantifier {
+            case "ALL": return .not(.any(collection, .not(member)))
+            case "NONE": return .not(.any(collection, member))
+            default: return .any(collection, member)
+            }
+        }
+        let start = current
+        let lhs = try expression()
+        return try comparison(lhs: lhs, lhsToken: start)
+    }
+
+    /// The operator and right-hand side after `lhs`.
+    ///
+    /// - Parameter quantified: the comparison is inside ANY/ALL/NONE, where a key path on the right
+    ///   would be read from the member instead of the object, so only constants are allowed there.
+    mutating func comparison(lhs: Expr, lhsToken: Token, quantified: Bool = false) throws -> PredicateNode {
+        let opToken = advance()
+        var modifiers = ""
+        if case .modifier(let m) = current.kind {
+            modifiers = m
+            _ = advance()
+        }
+        let c = modifiers.contains("c")
+        let d = modifiers.contains("d")
+        switch opToken.kind {
+        case .symbol(let s):
+            let op: ComparisonOperator
+            switch s {
+            case "==", "=": op = .equal
+            case "!=", "<>": op = .notEqual
+            case "<": op = .less
+            case "<=", "=<": op = .lessOrEqual
+            case ">": op = .greater
+            case ">=", "=>": op = .greaterOrEqual
+            default: throw error("expected a comparison operator", at: opToken)
+            }
+            let rhsToken = current
+            let rhs = try expression()
+            if quantified, case .keyPath = rhs { throw error("ANY, ALL and NONE compare with constants only; use SUBQUERY", at: rhsToken) }
+            return try compare(lhs, op, rhs, caseInsensitive: c, diacriticInsensitive: d, opToken: opToken, lhsToken: lhsToken, rhsToken: rhsToken)
+        case .keyword(let k):
+            let rhsToken = current
+            switch k {
+            case "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES":
+                let op = StringOperator(rawValue: k)!
+                guard case .keyPath(let path) = lhs else { throw error("\(k) needs a key path on its left", at: lhsToken) }
+                guard case .constant(.string(let s)) = try expression() else { throw error("\(k) needs a string on its right", at: rhsToken) }
+                return .string(path, op, s, caseInsensitive: c, diacriticInsensitive: d)
+            case "IN":
+                guard case .keyPath(let path) = lhs else { throw error("IN needs a key path on its left", at: lhsToken) }
+                switch try expression() {
+                case .list(let values): return .isIn(path, values)
+                default: throw error("IN needs a list such as {1, 2} or a collection argument on its right", at: rhsToken)
+                }
+            case "BETWEEN":
+                guard case .keyPath(let path) = lhs else { throw error("BETWEEN needs a key path on its left", at: lhsToken) }
+                guard case .list(let bounds) = try expression(), bounds.count == 2 else {
+                    throw error("BETWEEN needs two bounds such as {1, 10}", at: rhsToken)
+                }
+                return .between(path, bounds[0], bounds[1])
+            default:
+                throw error("expected a comparison operator", at: opToken)
+            }
+        default:
+            throw error("expected a comparison operator", at: opToken)
+        }
+    }
+
+    func compare(_ lhs: Expr, _ op: ComparisonOperator, _ rhs: Expr, caseInsensitive c: Bool, diacriticInsensitive d: Bool,
+                 opToken: Token, lhsToken: Token, rhsToken: Token) throws -> PredicateNode {
+        switch (lhs, rhs) {
+        case (.keyPath(let p), .constant(let v)):
+            return try keyCompare(p, op, v, c, d, opToken)
+        case (.constant(let v), .keyPath(let p)):
+            return try keyCompare(p, op.swapped, v, c, d, opToken)
+        case (.keyPath(let p), .keyPath(let q)):
+            if c || d { throw error("[c] and [d] need a string constant to compare with", at: opToken) }
+            return .compare(p, op, .keyPath(q))
+        case (.count(let p), .constant(.int(let n))):
+            guard let n = Int(exactly: n) else { throw error("count out of range", at: rhsToken) }
+            return .count(p, op, n)
+        case (.constant(.int(let n)), .count(let p)):
+            guard let n = Int(exactly: n) else { throw error("count out of range", at: lhsToken) }
+            return .count(p, op.swapped, n)
+        case (.subqueryCount(let p, let inner), .constant(.int(let n))):
+            switch (op, n) {
+            case (.greater, 0), (.greaterOrEqual, 1), (.notEqual, 0): return .any(p, inner)
+            case (.equal, 0), (.less, 1), (.lessOrEqual, 0): return .not(.any(p, inner))
+            default: throw error("only SUBQUERY(...).@count > 0 and == 0 are supported", at: rhsToken)
+            }
+        case (.count, _), (.subqueryCount, _):
+            throw error("@count compares with an integer", at: rhsToken)
+        case (_, .list):
+            throw error("a list needs IN or BETWEEN", at: rhsToken)
+        default:
+            throw error("a comparison needs a key path on one side", at: lhsToken)
+        }
+    }
+
+    func keyCompare(_ p: KeyPathExpr, _ op: ComparisonOperator, _ v: Value, _ c: Bool, _ d: Bool, _ opToken: Token) throws -> PredicateNode {
+        if c || d {
+            guard case .string(let s) = v, op == .equal || op == .notEqual else {
+                throw error("[c] and [d] apply to string operators and to == and != with a string", at: opToken)
+            }
+            let equal = PredicateNode.string(p, .like, LikePattern.escaping(s), caseInsensitive: c, diacriticInsensitive: d)
+            return op == .equal ? equal : .not(equal)
+        }
+        if v.isNull {
+            switch op {
+            case .equal: return .isNil(p)
+            case .notEqual: return .not(.isNil(p))
+            default: throw error("nil can only be compared with == or !=", at: opToken)
+            }
+        }
+        return .compare(p, op, .value(v))
+    }
+
+    // MARK: Expressions
+
+    mutating func expression() throws -> Expr {
+        let t = current
+        switch t.kind {
+        case .identifier, .variable, .keyword("SELF"):
+            return try keyPath()
+        case .placeholder(let spec):
+            _ = advance()
+            let arg = try argument(for: t)
+            switch spec {
+            case "K":
+                guard let key = arg as? String, !key.isEmpty else {
+                    throw PredicateError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
+                }
+                return try keyPathTail(key.split(separator: ".").map(String.init), start: t)
+            case "d", "i", "u":
+                guard let any = arg, case .int(let n)? = PredicateValues.value(of: any) else {
+                    throw PredicateError.argument(message: "%\(spec) needs an integer, got \(describe(arg))", offset: t.offset)
+                }
+                return .constant(.int(n))
+            case "f":
+                guard let any = arg, let v = PredicateValues.value(of: any), let d = Self.double(v) else {
+                    throw PredicateError.argument(message: "%f needs a number, got \(describe(arg))", offset: t.offset)
+                }
+                return .constant(.double(d))
+            default:
+                guard let any = arg else { return .constant(.null) }
+                if let v = PredicateValues.value(of: any) { return .constant(v) }
+                if let vs = PredicateValues.values(of: any) { return .list(vs) }
+                throw PredicateError.argument(message: "%@ got \(describe(arg)), which is not a predicate value or a collection of them", offset: t.offset)
+            }
+        case .number(let text):
+            _ = advance()
+            return .constant(try number(text, negative: false, token: t))
+        case .symbol("-"):
+            _ = advance()
+            guard case .number(let text) = current.kind else { throw error("expected a number after '-'") }
+            let n = advance()
+            return .constant(try number(text, negative: true, token: n))
+        case .string(let s):
+            _ = advance()
+            return .constant(.string(s))
+        case .keyword("YES"), .keyword("TRUE"):
+            _ = advance()
+            return .constant(.bool(true))
+        case .keyword("NO"), .keyword("FALSE"):
+            _ = advance()
+            return .constant(.bool(false))
+        case .keyword("NIL"), .keyword("NULL"):
+            _ = advance()
+            return .constant(.null)
+        case .symbol("{"):
+            _ = advance()
+            var values: [Value] = []
+            if !isSymbol("}") {
+                repeat {
+                    let elementToken = current
+                    guard case .constant(let v) = try expression() else { throw error("a list holds constants only", at: elementToken) }
+                    values.append(v)
+                } while try consumeComma()
+            }
+            try expectSymbol("}", "expected ',' or '}' in a list")
+            return .list(values)
+        case .keyword("CAST"):
+            return .constant(try cast())
+        case .keyword("SUBQUERY"):
+            return try subquery()
+        default:
+            throw error("expected a key path or a value")
+        }
+    }
+
+    mutating func consumeComma() throws -> Bool {
+        if isSymbol(",") { _ = advance(); return true }
+        return false
+    }
+
+    /// A key path: names joined by dots, optionally ending in `.@count`, starting with the SUBQUERY
+    /// variable inside a SUBQUERY.
+    mutating func keyPath() throws -> Expr {
+        let start = current
+        var path: KeyPathExpr = []
+        switch advance().kind {
+        case .variable(let v):
+            guard v == scope else {
+                throw error(scope == nil ? "variables are only defined inside SUBQUERY" : "unknown variable; inside this SUBQUERY key paths start with $\(scope!)", at: start)
+            }
+        case .identifier(let name):
+            if scope != nil { throw error("inside SUBQUERY key paths must start with $\(scope!)", at: start) }
+            if name.hasPrefix("@") { throw error("expected a key path", at: start) }
+            path = [name]
+        case .keyword("SELF"):
+            if scope != nil { throw error("inside SUBQUERY key paths must start with $\(scope!)", at: start) }
+        default:
+            throw error("expected a key path", at: start)
+        }
+        return try keyPathTail(path, start: start)
+    }
+
+    mutating func keyPathTail(_ path: KeyPathExpr, start: Token) throws -> Expr {
+        var path = path
+        while isSymbol(".") {
+            _ = advance()
+            let t = advance()
+            switch t.kind {
+            case .identifier("@count"):
+                guard !path.isEmpty else { throw error("@count needs a to-many key path", at: t) }
+                return .count(path)
+            case .identifier(let name) where !name.hasPrefix("@"):
+                path.append(name)
+            case .placeholder("K"):
+                let arg = try argument(for: t)
+                guard let key = arg as? String, !key.isEmpty else {
+                    throw PredicateError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
+                }
+                path.append(contentsOf: key.split(separator: ".").map(String.init))
+            default:
+                throw error("expected a key name after '.'", at: t)
+            }
+        }
+        return .keyPath(path)
+    }
+
+    /// `SUBQUERY(collection, $var, predicate).@count`.
+    mutating func subquery() throws -> Expr {
+        _ = advance()
+        try expectSymbol("(", "expected '(' after SUBQUERY")
+        let collectionToken = current
+        guard case .keyPath(let collection) = try keyPath(), !collection.isEmpty else {
+            throw error("SUBQUERY needs a to-many key path first", at: collectionToken)
+        }
+        try expectSymbol(",", "expected ',' after the SUBQUERY collection")
+        guard case .variable(let name) = current.kind else { throw error("expected a $variable") }
+        _ = advance()
+        try expectSymbol(",", "expected ',' after the SUBQUERY variable")
+        let outer = scope
+        scope = name
+        let inner = try predicate()
+        scope = outer
+        try expectSymbol(")", "expected ')' to close SUBQUERY")
+        try expectSymbol(".", "SUBQUERY must be followed by .@count")
+        guard current.kind == .identifier("@count") else { throw error("SUBQUERY must be followed by .@count") }
+        _ = advance()
+        return .subqueryCount(collection, inner)
+    }
+
+    /// `CAST(value, "Type")`.
+    mutating func cast() throws -> Value {
+        _ = advance()
+        try expectSymbol("(", "expected '(' after CAST")
+        let valueToken = current
+        guard case .constant(let v) = try expression() else { throw error("CAST needs a constant", at: valueToken) }
+        try expectSymbol(",", "expected ',' in CAST")
+        let typeToken = advance()
+        guard case .string(let type) = typeToken.kind else { throw error("expected a type name string", at: typeToken) }
+        try expectSymbol(")", "expected ')' to close CAST")
+        switch (type, v) {
+        case ("NSDate", _):
+            guard let t = Self.double(v) else { break }
+            return .date(Date(timeIntervalSinceReferenceDate: t))
+        case ("UUID", .string(let s)), ("NSUUID", .string(let s)):
+            if let u = UUID(uuidString: s) { return .uuid(u) }
+        case ("NSData", .string(let hex)), ("Data", .string(let hex)):
+            if let b = Self.bytes(hex) { return .bytes(b) }
+        case ("RowReference", .string(let s)):
+            let parts = s.split(separator: "/")
+            if parts.count == 2, let table = UInt32(parts[0]), let key = Int64(parts[1]) {
+                return .reference(RowReference(table: TableID(rawValue: table), key: key))
+            }
+        case ("Double", .string(let s)), ("NSNumber", .string(let s)):
+            if let d = Double(s) { return .double(d) }
+        case ("Double", _), ("NSNumber", _):
+            if let d = Self.double(v) { return .double(d) }
+        default:
+            throw error("unsupported CAST type (use NSDate, UUID, NSData, RowReference or Double)", at: typeToken)
+        }
+        throw error("cannot CAST this value to \(type)", at: valueToken)
+    }
+
+    // MARK: Helpers
+
+    mutating func argument(for token: Token) throws -> Any? {
+        guard nextArgument < arguments.count else {
+            throw PredicateError.argument(message: "placeholder \(token.text) has no argument (\(arguments.count) given)", offset: token.offset)
+        }
+        defer { nextArgument += 1 }
+        return arguments[nextArgument]
+    }
+
+    func describe(_ arg: Any?) -> String {
+        guard let arg else { return "nil" }
+        return "\(arg) of type \(type(of: arg))"
+    }
+
+    func number(_ text: String, negative: Bool, token: Token) throws -> Value {
+        let sign = negative ? "-" : ""
+        if text.hasPrefix("0x") || text.hasPrefix("0X") {
+            guard let n = Int64(sign + text.dropFirst(2), radix: 16) else { throw error("integer out of range", at: token) }
+            return .int(n)
+        }
+        if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+            guard let d = Double(sign + text) else { throw error("invalid number", at: token) }
+            return .double(d)
+        }
+        guard let n = Int64(sign + text) else { throw error("integer out of range", at: token) }
+        return .int(n)
+    }
+
+    static func double(_ v: Value) -> Double? {
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    static func bytes(_ hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < digits.count {
+            guard let b = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(b)
+            i += 2
+        }
+        return out
+    }
+}
