@@ -168,7 +168,8 @@ public struct StorageMapping: Sendable {
         "\(root)_\(entityColumnName)"
     }
 
-    /// The engine indexes an entity's own declarations call for, in declaration order.
+    /// The engine indexes an entity's own declarations call for: uniqueness constraints, then indexes,
+    /// then indexed attributes, each in declared order.
     static func plannedIndexes(of entity: EntityDeclaration) -> [PlannedIndex] {
         var result: [PlannedIndex] = []
         for constraint in entity.uniquenessConstraints {
@@ -222,8 +223,8 @@ public struct EntityMapping: Sendable {
     let subentityCount: Int
     let columnByProperty: [String: Int]
     let propertyByColumn: [PropertyDescription?]
-    /// The engine names of the indexes this entity declares itself (uniqueness constraints, `Index`es,
-    /// indexed attributes), in declaration order.
+    /// The engine names of the indexes this entity declares itself: its uniqueness constraints, then its
+    /// `Index`es, then its indexed attributes, each in declared order.
     public let indexNames: [String]
 
     /// The table holding this entity's objects: its root entity's name.
