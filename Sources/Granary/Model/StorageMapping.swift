@@ -21,7 +21,9 @@
 /// equal hashes give equal schemas. Decimal attributes are stored as strings, so an engine index on one
 /// orders them as text, not as numbers.
 public struct StorageMapping: Sendable {
+    /// The name of the entity-code column, first in every table.
     public static let entityColumnName = "_entity"
+    /// The name of the row-version column, second in every table.
     public static let versionColumnName = "_version"
     /// The position of `_entity` in every table.
     public static let entityColumn = 0
@@ -66,6 +68,7 @@ public struct StorageMapping: Sendable {
         entitiesByName[name]
     }
 
+    /// The mapping of the named entity: shorthand for `entity(named:)`.
     public subscript(entityName: String) -> EntityMapping? {
         entitiesByName[entityName]
     }
@@ -197,6 +200,7 @@ public struct StorageMapping: Sendable {
 
 /// The table of one entity hierarchy and the entities stored in it.
 public struct TableMapping: Sendable {
+    /// The table's columns and indexes, ready for `WriteTransaction.createTable(_:)`.
     public let schema: TableSchema
     /// The hierarchy's entity names; an entity's position is its entity code.
     public let entityNames: [String]
@@ -213,6 +217,7 @@ public struct TableMapping: Sendable {
 
 /// Where one entity's objects live: its table, its entity code and the column of each of its properties.
 public struct EntityMapping: Sendable {
+    /// The entity this mapping describes.
     public let entityName: String
     /// The schema of the hierarchy's table, shared by every entity of the hierarchy.
     public let tableSchema: TableSchema
