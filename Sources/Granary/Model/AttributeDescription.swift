@@ -7,7 +7,9 @@ import Foundation
 /// `defaultValue` in the type's canonical Swift form (an integer literal given for a `.double` attribute
 /// reads back as a `Double`).
 public struct AttributeDescription: Sendable, CustomStringConvertible {
+    /// The attribute's key: unique within its entity and its entity's ancestors.
     public let name: String
+    /// The type of the attribute's values, which decides its column type.
     public let type: AttributeType
     /// Whether the value may be nil when the object is saved.
     public let isOptional: Bool
@@ -17,6 +19,7 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     public let isTransient: Bool
     /// Shortcut for a single-attribute ascending index named after the attribute.
     public let isIndexed: Bool
+    /// Rules `validate(_:)` applies to non-nil values; they do not affect storage.
     public let validationRules: [ValidationRule]
     /// The attribute's name in the previous model version, for migration.
     public let renamingIdentifier: String?

@@ -22,10 +22,13 @@ import Foundation
 ///
 /// `nil` is `.null` for every type; whether an attribute may be nil is `AttributeDescription.isOptional`.
 public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
+    /// Signed integers of 16, 32 and 64 bits; values are range-checked on the way in.
     case integer16, integer32, integer64
+    /// Binary floating point; `float` values are stored widened to `Double` and read back exactly.
     case double, float
     /// Stored exactly as the canonical `Decimal.description` string.
     case decimal
+    /// Scalar types stored as the engine's column type of the same kind.
     case boolean, string, date, binaryData, uuid
     /// A `URL`, stored as its absolute string.
     case uri

@@ -44,6 +44,7 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: Declaration
 
+    /// The entity's name, unique in its model; the table of a root entity is named after it.
     public var name: String { storage.declaration.name }
     /// The class given with `as:` / `objectType:`, if any.
     public var objectType: (any AnyObject.Type)? { storage.declaration.objectType }
@@ -53,6 +54,7 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     public var className: String? { storage.declaration.objectType.map { String(reflecting: $0) } }
     /// An abstract entity has no objects of its own, only objects of its sub-entities.
     public var isAbstract: Bool { storage.declaration.isAbstract }
+    /// The name of the entity this one inherits from, as declared.
     public var superentityName: String? { storage.declaration.superentityName }
     /// The properties this entity declares itself, in declared order.
     public var declaredProperties: [PropertyDescription] { storage.declaration.properties }
@@ -67,8 +69,11 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
 
     /// Inherited properties first (from the root down), then this entity's, each group in declared order.
     public var properties: [PropertyDescription] { storage.properties }
+    /// `properties` by name.
     public var propertiesByName: [String: PropertyDescription] { storage.propertiesByName }
+    /// The attributes, own and inherited, by name.
     public var attributesByName: [String: AttributeDescription] { storage.attributesByName }
+    /// The relationships, own and inherited, by name.
     public var relationshipsByName: [String: RelationshipDescription] { storage.relationshipsByName }
     /// The attributes among `properties`, in the same order.
     public var attributes: [AttributeDescription] { storage.properties.compactMap(\.attribute) }
@@ -114,6 +119,7 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: Identity
 
+    /// Whether both describe the same declaration in the same model (or are the same standalone entity).
     public static func == (a: EntityDescription, b: EntityDescription) -> Bool {
         a.storage === b.storage
     }

@@ -4,9 +4,12 @@
 /// The store creates it as the engine index `"<Entity>_<name>"` (see `StorageMapping`); the fetch layer
 /// uses it to plan queries.
 public struct FetchIndexDescription: Sendable, Hashable, CustomStringConvertible {
+    /// The index's name, unique among the entity's indexes.
     public let name: String
+    /// The indexed properties in key order.
     public let elements: [FetchIndexElement]
 
+    /// An index over `elements`, compared in the order given.
     public init(name: String, elements: [FetchIndexElement]) {
         self.name = name
         self.elements = elements
@@ -24,9 +27,11 @@ public struct FetchIndexDescription: Sendable, Hashable, CustomStringConvertible
 
 /// One property of a `FetchIndexDescription` and its sort direction.
 public struct FetchIndexElement: Sendable, Hashable, CustomStringConvertible {
+    /// An attribute or to-one relationship of the entity, own or inherited.
     public let propertyName: String
     public let isAscending: Bool
 
+    /// An element sorting `propertyName` ascending unless `isAscending` is false.
     public init(propertyName: String, isAscending: Bool = true) {
         self.propertyName = propertyName
         self.isAscending = isAscending

@@ -8,6 +8,7 @@
 public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// The resolved entities, in declared order.
     public let entities: [EntityDescription]
+    /// `entities` by name.
     public let entitiesByName: [String: EntityDescription]
     /// Named subsets of the entities (entity names by configuration name), for stores that hold only some.
     public let configurations: [String: Set<String>]

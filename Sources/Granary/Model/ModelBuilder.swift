@@ -3,7 +3,9 @@
 /// You rarely name this type: `Entity` and `Configuration` items in a `ManagedObjectModel(version:) { … }`
 /// block become components through `ModelBuilder`.
 public enum ModelComponent: Sendable {
+    /// An entity, standalone until the model resolves it.
     case entity(EntityDescription)
+    /// A named set of entity names.
     case configuration(name: String, entities: Set<String>)
 }
 
@@ -12,8 +14,11 @@ public enum ModelComponent: Sendable {
 /// You rarely name this type: `Attribute`, `Relationship`, `Unique` and `Index` items in an
 /// `Entity(…) { … }` block become components through `EntityBuilder`.
 public enum EntityComponent: Sendable {
+    /// An attribute or relationship, in declared order.
     case property(PropertyDescription)
+    /// Property names whose combined values must be unique.
     case uniquenessConstraint([String])
+    /// A named index.
     case index(FetchIndexDescription)
 }
 

@@ -62,8 +62,10 @@ public struct Entity: Sendable {
 /// Attribute("email", .string, optional: true, validation: [.regex(#"[^@]+@[^@]+"#)])
 /// ```
 public struct Attribute: Sendable {
+    /// The description this declaration builds.
     public let attribute: AttributeDescription
 
+    /// A required (unless `optional`), stored (unless `transient`) attribute.
     public init(
         _ name: String,
         _ type: AttributeType,
@@ -87,6 +89,7 @@ public struct Attribute: Sendable {
 /// Relationship("reports", toMany: "Employee", inverse: "manager", deleteRule: .nullify)
 /// ```
 public struct Relationship: Sendable {
+    /// The description this declaration builds.
     public let relationship: RelationshipDescription
 
     /// A to-one relationship.
@@ -125,12 +128,15 @@ public struct Relationship: Sendable {
 /// A uniqueness constraint in an entity block: no two objects of the entity may share the values of
 /// these properties (objects with a nil among them are exempt).
 public struct Unique: Sendable {
+    /// The constrained property names, in the order of the unique index's columns.
     public let properties: [String]
 
+    /// A constraint over one or more attributes or to-one relationships.
     public init(_ properties: String...) {
         self.properties = properties
     }
 
+    /// A constraint over a list of property names built at run time.
     public init(_ properties: [String]) {
         self.properties = properties
     }
@@ -139,12 +145,15 @@ public struct Unique: Sendable {
 /// An index in an entity block: `Index("bySalary", "salary")` for ascending properties, or
 /// `Index("byNameAndBorn", .ascending("name"), .descending("born"))` to choose directions.
 public struct Index: Sendable {
+    /// The description this declaration builds.
     public let index: FetchIndexDescription
 
+    /// An index over properties, each ascending.
     public init(_ name: String, _ properties: String...) {
         index = FetchIndexDescription(name: name, elements: properties.map { FetchIndexElement(propertyName: $0) })
     }
 
+    /// An index over properties with a direction each.
     public init(_ name: String, _ elements: FetchIndexElement...) {
         index = FetchIndexDescription(name: name, elements: elements)
     }
@@ -153,12 +162,15 @@ public struct Index: Sendable {
 /// A named configuration in a model block: the entities a store added for this configuration holds.
 public struct Configuration: Sendable {
     public let name: String
+    /// The entities of the configuration, by name.
     public let entityNames: Set<String>
 
+    /// A configuration of the named entities.
     public init(_ name: String, entities: String...) {
         self.init(name, entities: Set(entities))
     }
 
+    /// A configuration of a set of entity names built at run time.
     public init(_ name: String, entities: Set<String>) {
         self.name = name
         self.entityNames = entities

@@ -5,7 +5,9 @@
 public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where a property list that must name stored, single-valued properties is used.
     public enum Usage: Sendable, Hashable, CustomStringConvertible {
+        /// A uniqueness constraint, by its property names.
         case uniquenessConstraint([String])
+        /// A `FetchIndexDescription`, by name.
         case index(String)
 
         public var description: String {
@@ -27,9 +29,11 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicateProperty(entity: String, property: String)
     /// An entity declares a property its superentity (or an ancestor) already has.
     case shadowedProperty(entity: String, property: String, superentity: String)
+    /// An entity names a superentity the model does not declare.
     case unknownSuperentity(entity: String, superentity: String)
     /// Following superentities leads back to where it started; the entities on the loop, in order.
     case inheritanceCycle([String])
+    /// A relationship points to an entity the model does not declare.
     case unknownDestination(entity: String, relationship: String, destination: String)
     /// The destination entity has no property named as the relationship's inverse.
     case missingInverse(entity: String, relationship: String, destination: String, inverse: String)
@@ -51,12 +55,17 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicateIndex(entity: String, index: String)
     /// A transient flag combined with a setting that cannot work (indexed, or required with no default).
     case transientConflict(entity: String, attribute: String, reason: String)
+    /// A default value that the attribute's type does not accept; `reason` is the conversion error.
     case invalidDefaultValue(entity: String, attribute: String, reason: String)
+    /// A `.regex` rule whose pattern does not compile.
     case invalidRegex(entity: String, attribute: String, pattern: String, reason: String)
     /// A validation rule that does not apply to the attribute's type, or whose bounds are inverted.
     case inapplicableValidationRule(entity: String, attribute: String, rule: String, reason: String)
+    /// A `.transformable` attribute names a type with no registered codec.
     case unregisteredTransformableType(entity: String, attribute: String, typeName: String)
+    /// A configuration names an entity the model does not declare.
     case unknownConfigurationEntity(configuration: String, entity: String)
+    /// A declaration block or a merge names one configuration twice.
     case duplicateConfiguration(String)
 
     public var description: String {

@@ -6,6 +6,7 @@ public enum PropertyDescription: Sendable, CustomStringConvertible {
     case attribute(AttributeDescription)
     case relationship(RelationshipDescription)
 
+    /// The property's key within its entity.
     public var name: String {
         switch self {
         case .attribute(let a): return a.name
@@ -21,6 +22,7 @@ public enum PropertyDescription: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the property may be nil (or, for to-many, empty) on save.
     public var isOptional: Bool {
         switch self {
         case .attribute(let a): return a.isOptional
@@ -34,6 +36,7 @@ public enum PropertyDescription: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// The property's name in the previous model version, for migration.
     public var renamingIdentifier: String? {
         switch self {
         case .attribute(let a): return a.renamingIdentifier
@@ -41,16 +44,19 @@ public enum PropertyDescription: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The attribute, when the property is one.
     public var attribute: AttributeDescription? {
         if case .attribute(let a) = self { return a }
         return nil
     }
 
+    /// The relationship, when the property is one.
     public var relationship: RelationshipDescription? {
         if case .relationship(let r) = self { return r }
         return nil
     }
 
+    /// `"Entity.property"`, or just the name before an entity holds the property.
     public var qualifiedName: String {
         switch self {
         case .attribute(let a): return a.qualifiedName

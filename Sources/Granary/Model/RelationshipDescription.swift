@@ -6,13 +6,17 @@
 /// destination and inverse are resolved by name through the model (`ManagedObjectModel.destinationEntity(of:)`,
 /// `inverseRelationship(of:)`).
 public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertible {
+    /// The relationship's key: unique within its entity and its entity's ancestors.
     public let name: String
+    /// The entity the relationship points to, resolved by name in the model.
     public let destinationEntityName: String
     /// The relationship on the destination entity that points back at this one.
     public let inverseName: String
+    /// Whether it holds a set (or ordered list) of objects rather than at most one.
     public let isToMany: Bool
     /// Whether a to-many relationship keeps its objects in order (Core Data's `isOrdered`).
     public let isOrdered: Bool
+    /// What deleting the source object does to the destinations.
     public let deleteRule: DeleteRule
     /// Whether the relationship may be nil (to-one) or empty (to-many) when the object is saved.
     public let isOptional: Bool

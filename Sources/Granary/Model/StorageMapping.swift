@@ -21,7 +21,9 @@
 /// equal hashes give equal schemas. Decimal attributes are stored as strings, so an engine index on one
 /// orders them as text, not as numbers.
 public struct StorageMapping: Sendable {
+    /// The name of the entity-code column, first in every table.
     public static let entityColumnName = "_entity"
+    /// The name of the row-version column, second in every table.
     public static let versionColumnName = "_version"
     /// The position of `_entity` in every table.
     public static let entityColumn = 0
@@ -66,6 +68,7 @@ public struct StorageMapping: Sendable {
         entitiesByName[name]
     }
 
+    /// The mapping of the named entity: shorthand for `entity(named:)`.
     public subscript(entityName: String) -> EntityMapping? {
         entitiesByName[entityName]
     }
@@ -168,7 +171,8 @@ public struct StorageMapping: Sendable {
         "\(root)_\(entityColumnName)"
     }
 
-    /// The engine indexes an entity's own declarations call for, in declaration order.
+    /// The engine indexes an entity's own declarations call for: uniqueness constraints, then indexes,
+    /// then indexed attributes, each in declared order.
     static func plannedIndexes(of entity: EntityDeclaration) -> [PlannedIndex] {
         var result: [PlannedIndex] = []
         for constraint in entity.uniquenessConstraints {
@@ -196,6 +200,7 @@ public struct StorageMapping: Sendable {
 
 /// The table of one entity hierarchy and the entities stored in it.
 public struct TableMapping: Sendable {
+    /// The table's columns and indexes, ready for `WriteTransaction.createTable(_:)`.
     public let schema: TableSchema
     /// The hierarchy's entity names; an entity's position is its entity code.
     public let entityNames: [String]
@@ -212,6 +217,7 @@ public struct TableMapping: Sendable {
 
 /// Where one entity's objects live: its table, its entity code and the column of each of its properties.
 public struct EntityMapping: Sendable {
+    /// The entity this mapping describes.
     public let entityName: String
     /// The schema of the hierarchy's table, shared by every entity of the hierarchy.
     public let tableSchema: TableSchema
@@ -222,8 +228,8 @@ public struct EntityMapping: Sendable {
     let subentityCount: Int
     let columnByProperty: [String: Int]
     let propertyByColumn: [PropertyDescription?]
-    /// The engine names of the indexes this entity declares itself (uniqueness constraints, `Index`es,
-    /// indexed attributes), in declaration order.
+    /// The engine names of the indexes this entity declares itself: its uniqueness constraints, then its
+    /// `Index`es, then its indexed attributes, each in declared order.
     public let indexNames: [String]
 
     /// The table holding this entity's objects: its root entity's name.

@@ -10,12 +10,19 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
         case missing
         /// The value cannot be stored as this attribute's type; the message says why.
         case invalidValue(String)
+        /// Below a `.range` minimum; both as text.
         case belowMinimum(value: String, minimum: String)
+        /// Above a `.range` maximum; both as text.
         case aboveMaximum(value: String, maximum: String)
+        /// Shorter than a `.length` minimum.
         case tooShort(length: Int, minimum: Int)
+        /// Longer than a `.length` maximum.
         case tooLong(length: Int, maximum: Int)
+        /// The string does not wholly match a `.regex` pattern.
         case patternMismatch(pattern: String)
+        /// A non-empty to-many relationship below its `minCount`.
         case tooFew(count: Int, minimum: Int)
+        /// A to-many relationship above its `maxCount`.
         case tooMany(count: Int, maximum: Int)
         /// A `.custom` rule rejected the value with this message.
         case custom(rule: String, message: String)
@@ -23,9 +30,11 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// The entity that declares the property, when known.
     public let entityName: String?
+    /// The attribute or relationship whose value failed.
     public let propertyName: String
     public let reason: Reason
 
+    /// A validation failure; validation methods make these, and tests or custom validators may too.
     public init(entityName: String?, propertyName: String, reason: Reason) {
         self.entityName = entityName
         self.propertyName = propertyName

@@ -38,14 +38,19 @@ public enum ValidationRule: Sendable, CustomStringConvertible {
 public enum ValidationBound: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral
 {
+    /// An integer bound, compared exactly with integer values.
     case integer(Int64)
+    /// A floating-point bound.
     case double(Double)
+    /// An exact decimal bound, compared as `Decimal`.
     case decimal(Decimal)
+    /// A date bound, for `.date` attributes.
     case date(Date)
 
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(floatLiteral value: Double) { self = .double(value) }
 
+    /// Whether the bound is a number (any case but `.date`).
     public var isNumeric: Bool {
         if case .date = self { return false }
         return true
