@@ -14,7 +14,9 @@ final class EntityLayout: Sendable {
     let names: [String]
     let kinds: [Kind]
     let indexByName: [String: Int]
-    private let keyPathIndexes = Mutex<[AnyKeyPath: Int]>([:])
+    private let keyPathLock = NSLock()
+    // Guarded by `keyPathLock`; key paths are immutable values, only the dictionary changes.
+    nonisolated(unsafe) private var keyPathIndexes: [AnyKeyPath: Int] = [:]
 
     private init(entity: EntityDescription) {
         self.entity = entity
@@ -32,10 +34,12 @@ final class EntityLayout: Sendable {
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     }
 
-    private static let cache = Mutex<[EntityDescription: EntityLayout]>([:])
+    private static let cacheLock = NSLock()
+    // Guarded by `cacheLock`.
+    nonisolated(unsafe) private static var cache: [EntityDescription: EntityLayout] = [:]
 
     static func of(_ entity: EntityDescription) -> EntityLayout {
-        cache.withLock { cache in
+        cacheLock.withLock {
             if let layout = cache[entity] { return layout }
             let layout = EntityLayout(entity: entity)
             cache[entity] = layout
@@ -45,9 +49,9 @@ final class EntityLayout: Sendable {
 
     /// The property a typed key path names, from its description (`\Employee.name` → `name`).
     func index(forKeyPath keyPath: AnyKeyPath) -> Int? {
-        if let i = keyPathIndexes.withLock({ $0[keyPath] }) { return i }
+        if let i = keyPathLock.withLock({ keyPathIndexes[keyPath] }) { return i }
         guard let name = Self.propertyName(of: keyPath), let i = indexByName[name] else { return nil }
-        keyPathIndexes.withLock { $0[keyPath] = i }
+        keyPathLock.withLock { keyPathIndexes[keyPath] = i }
         return i
     }
 

@@ -37,12 +37,15 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var faultState = false
     var insertedState = false
     var deletedState = false
+    /// The batch this fault belongs to, when it came from a fetch with a batch size.
+    var batch: (faulter: BatchFaulter, index: Int)?
 
     /// Creates an object of `entity`, inserted into `context` if one is given (Core Data's designated
     /// initializer). Subclasses that add stored properties must keep this initializer.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
-        self.layout = EntityLayout.of(entity)
+        let layout = EntityLayout.of(entity)
+        self.layout = layout
         self.objectID = ManagedObjectID(temporaryFor: entity.name)
         self.values = layout.names.indices.map { layout.initialValue(at: $0) }
         if let context { context.insert(self) }
@@ -274,6 +277,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     func fireFaultIfNeeded() {
         guard faultState, let context = managedObjectContext else { return }
+        if let batch {
+            batch.faulter.load(batch.index)
+            if !faultState { return }
+        }
         context.fulfillFault(self)
     }
 

@@ -70,6 +70,8 @@ struct EngineState: Sendable {
             try mutate(id) { try $0.delete(key: key) }
         case .setMetadata(let m):
             metadata = m
+        case .reserveKeys(let id, let next):
+            try mutate(id) { $0.nextKey = max($0.nextKey, next) }
         }
     }
 

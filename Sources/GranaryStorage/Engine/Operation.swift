@@ -16,9 +16,11 @@ enum Operation {
     case delete(TableID, Int64)
     case setMetadata(StoreMetadata)
     case renameTable(TableID, String)
+    /// Moves a table's next key to at least this value, so keys below it are never handed out again.
+    case reserveKeys(TableID, Int64)
 
     enum Code: UInt8 {
-        case createTable = 1, dropTable, addColumn, createIndex, dropIndex, insert, update, delete, setMetadata, renameTable
+        case createTable = 1, dropTable, addColumn, createIndex, dropIndex, insert, update, delete, setMetadata, renameTable, reserveKeys
     }
 
     static let payloadFormat: UInt8 = 1
@@ -37,6 +39,7 @@ enum Operation {
         case .delete(let t, let key): Self.header(.delete, t, &w); w.writeSignedVarint(key)
         case .setMetadata(let m): w.write(Code.setMetadata.rawValue); w.writeLengthPrefixed(Self.json(m))
         case .renameTable(let t, let name): Self.header(.renameTable, t, &w); w.writeString(name)
+        case .reserveKeys(let t, let next): Self.header(.reserveKeys, t, &w); w.writeSignedVarint(next)
         }
     }
 
@@ -76,6 +79,7 @@ enum Operation {
         case .update: return .update(t, try r.readSignedVarint(), Array(try r.readLengthPrefixed()))
         case .delete: return .delete(t, try r.readSignedVarint())
         case .renameTable: return .renameTable(t, try r.readString())
+        case .reserveKeys: return .reserveKeys(t, try r.readSignedVarint())
         case .setMetadata: fatalError("handled above")
         }
     }

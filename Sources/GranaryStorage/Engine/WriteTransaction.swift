@@ -156,6 +156,18 @@ public final class WriteTransaction {
         changes.deleted(id, key)
     }
 
+    /// Reserves `count` consecutive keys of a table for rows inserted later (by this or a later
+    /// transaction), and returns the first. Reserved keys are never handed out by `insert(_:into:)`.
+    /// - Throws: `StorageError.noSuchTable`, `.invalidArgument` for a count below 1.
+    public func reserveKeys(_ count: Int64, in table: String) throws -> Int64 {
+        try checkOpen()
+        guard count >= 1 else { throw StorageError.invalidArgument("cannot reserve \(count) keys in table '\(table)'") }
+        let id = try state.tableID(table)
+        let first = try state.table(id).table.nextKey
+        try record(.reserveKeys(id, first + count))
+        return first
+    }
+
     // MARK: Metadata
 
     /// Replaces the store's metadata as part of this transaction. The store UUID cannot change.

@@ -1,0 +1,185 @@
+import Foundation
+
+extension ManagedObjectContext {
+    func entity<T>(for request: FetchRequest<T>) throws -> EntityDescription {
+        guard let model else { throw ContextError.noPersistentStore("the context has no coordinator") }
+        if let name = request.entityName {
+            guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
+            return entity
+        }
+        guard let entity = model.entity(for: T.self) else {
+            throw ContextError.unknownEntity("(no entity has class \(T.self); set entityName)")
+        }
+        return entity
+    }
+
+    /// The request as the store layer runs it; `nil` predicate when the typed predicate cannot be
+    /// translated (then it is evaluated on the objects instead).
+    func storeFetch<T>(_ request: FetchRequest<T>, window: Bool) throws -> (fetch: StoreFetch, unloweredPredicate: Predicate<T>?) {
+        let entity = try entity(for: request)
+        var nodes: [PredicateNode] = []
+        var unlowered: Predicate<T>?
+        if let predicate = request.predicate {
+            if let node = PredicateLowering.lower(predicate) { nodes.append(node) } else { unlowered = predicate }
+        }
+        if let filter = request.filter { nodes.append(filter) }
+        var sort = request.sortKeys
+        var sortable = true
+        for descriptor in request.sortDescriptors {
+            if let key = SortKey(descriptor) { sort.append(key) } else { sortable = false }
+        }
+        let pushWindow = window && unlowered == nil && sortable
+        let fetch = StoreFetch(entity: entity, includesSubentities: request.includesSubentities,
+                               predicate: nodes.isEmpty ? nil : nodes.count == 1 ? nodes[0] : .and(nodes),
+                               sort: sortable ? sort : [],
+                               limit: pushWindow && request.fetchLimit > 0 ? request.fetchLimit : nil,
+                               offset: pushWindow ? request.fetchOffset : 0)
+        return (fetch, unlowered)
+    }
+
+    /// How the store would answer a request: which index, what is left to filter and sort in memory.
+    /// - Throws: `ContextError` for an unknown entity or no store.
+    public func explain<T>(_ request: FetchRequest<T>) throws -> FetchPlan {
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
+        return try coordinator.plan(storeFetch(request, window: true).fetch)
+    }
+
+    /// Fetches the objects a request describes.
+    /// - Throws: `ContextError` for an unknown entity, a removed store, or store errors.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
+        assertOnQueue()
+        return try fetchObjects(request).compactMap { $0 as? T }
+    }
+
+    /// The IDs of the objects a request describes, without loading them.
+    public func fetchObjectIDs<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObjectID] {
+        assertOnQueue()
+        return try fetchObjects(request).map(\.objectID)
+    }
+
+    /// The objects as dictionaries of their attribute values (`propertiesToFetch`, or every
+    /// attribute), plus `"objectID"`.
+    public func fetchDictionaries<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [[String: Any]] {
+        assertOnQueue()
+        return try fetchObjects(request).map { object in
+            var row: [String: Any] = ["objectID": object.objectID]
+            let keys = request.propertiesToFetch.isEmpty ? object.entity.attributes.map(\.name) : request.propertiesToFetch
+            for key in keys { row[key] = try object.value(forKey: key) ?? NSNull() }
+            return row
+        }
+    }
+
+    /// How many objects a request matches.
+    public func count<T: ManagedObject>(for request: FetchRequest<T>) throws -> Int {
+        assertOnQueue()
+        let (fetch, unlowered) = try storeFetch(request, window: true)
+        if unlowered == nil && parent == nil && !hasPendingChanges(for: fetch.entity, request.includesPendingChanges),
+            let coordinator = persistentStoreCoordinator
+        {
+            return try coordinator.count(fetch)
+        }
+        return try fetchObjects(request).count
+    }
+
+    private func hasPendingChanges(for entity: EntityDescription, _ includes: Bool) -> Bool {
+        includes && changed.values.contains { $0.hasChanges && $0.entity.isKind(of: entity) }
+    }
+
+    func fetchObjects<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
+        let window = try parent == nil && !hasPendingChanges(for: entity(for: request), request.includesPendingChanges)
+        let (fetch, unlowered) = try storeFetch(request, window: window)
+        var objects: [ManagedObject]
+        if let parent {
+            // A child sees its parent's unsaved state: the parent answers with IDs, the child loads them.
+            var unwindowed = request
+            unwindowed.fetchLimit = 0
+            unwindowed.fetchOffset = 0
+            let ids = try parent.performAndWait { try parent.fetchObjects(unwindowed).map(\.objectID) }
+            objects = ids.compactMap { registeredOrFault($0) }
+        } else {
+            guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
+            let records = try coordinator.fetch(fetch)
+            objects = records.map { materialize($0, fault: request.fetchBatchSize > 0) }
+        }
+        let inMemory = !window || unlowered != nil || fetch.limit == nil && (request.fetchLimit > 0 || request.fetchOffset > 0)
+        if inMemory {
+            objects = try applyInMemory(request, to: objects, entity: fetch.entity, unlowered: unlowered)
+        }
+        if request.fetchBatchSize > 0 { BatchFaulter.attach(objects, batchSize: request.fetchBatchSize, context: self) }
+        try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
+        processPendingChanges()
+        return objects
+    }
+
+    /// A registered object for a fetched record; an object with unsaved changes keeps them.
+    func materialize(_ record: ObjectRecord, fault: Bool) -> ManagedObject {
+        if let object = registry[record.id]?.object {
+            if !object.hasChanges && !fault { object.apply(record) }
+            return object
+        }
+        let object = registeredOrFault(record.id)!
+        if !fault { object.apply(record) } else { object.rowVersion = record.version }
+        return object
+    }
+
+    /// Filters, sorts and windows in memory, with the context's unsaved changes: what a fetch does when
+    /// the store cannot (or must not) do it all.
+    private func applyInMemory<T: ManagedObject>(_ request: FetchRequest<T>, to fetched: [ManagedObject], entity: EntityDescription,
+                                                 unlowered: Predicate<T>?) throws -> [ManagedObject] {
+        var candidates = fetched
+        var seen = Set(fetched.map { ObjectIdentifier($0) })
+        if request.includesPendingChanges {
+            for object in changed.values where !object.deletedState && object.entity.isKind(of: entity) && seen.insert(ObjectIdentifier(object)).inserted {
+                if !request.includesSubentities && object.entity != entity { continue }
+                candidates.append(object)
+            }
+            candidates.removeAll { $0.deletedState }
+        }
+        let lowered = try storeFetch(request, window: false).fetch.predicate
+        let evaluator = ObjectEvaluator(context: self)
+        var result: [ManagedObject] = []
+        for object in candidates {
+            if let lowered, try !evaluator.matches(lowered, object) { continue }
+            if let unlowered, let typed = object as? T, try !unlowered.evaluate(typed) { continue }
+            result.append(object)
+        }
+        let keys = try storeFetch(request, window: false).fetch.sort
+        if !request.sortDescriptors.isEmpty && keys.count < request.sortDescriptors.count + request.sortKeys.count {
+            result.sort { a, b in
+                guard let a = a as? T, let b = b as? T else { return false }
+                for descriptor in request.sortDescriptors {
+                    let order = descriptor.compare(a, b)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
+        } else if !keys.isEmpty {
+            var failure: Error?
+            result.sort { a, b in
+                do { return try evaluator.compare(a, b, by: keys) == .orderedAscending } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { throw failure }
+        }
+        let start = min(request.fetchOffset, result.count)
+        let end = request.fetchLimit > 0 ? min(result.count, start + request.fetchLimit) : result.count
+        return Array(result[start..<end])
+    }
+
+    /// Loads the destinations of the given relationship key paths for all objects at once.
+    private func prefetch(_ keyPaths: [String], for objects: [ManagedObject]) throws {
+        for keyPath in keyPaths {
+            let first = String(keyPath.split(separator: ".").first ?? "")
+            var ids = Set<ManagedObjectID>()
+            for object in objects {
+                guard let i = object.layout.indexByName[first] else { throw ContextError.unknownKey(entity: object.entity.name, key: first) }
+                object.fireFaultIfNeeded()
+                if let id = object.values[i] as? ManagedObjectID { ids.insert(id) }
+                if let many = object.values[i] as? [ManagedObjectID] { ids.formUnion(many) }
+            }
+            for id in ids { registeredOrFault(id)?.fireFaultIfNeeded() }
+        }
+    }
+}

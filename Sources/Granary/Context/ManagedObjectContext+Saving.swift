@@ -1,0 +1,250 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Checks every inserted and updated object against the model and every deleted one against deny
+    /// rules, and returns all problems (empty: the context can be saved).
+    public func validationErrors() -> [Error] {
+        var errors: [ValidationError] = []
+        var denied: [ContextError] = []
+        for object in changed.values {
+            object.fireFaultIfNeeded()
+            if object.deletedState {
+                for (i, kind) in object.layout.kinds.enumerated() {
+                    let (relationship, count): (RelationshipDescription, Int)
+                    switch kind {
+                    case .attribute: continue
+                    case .toOne(let r): (relationship, count) = (r, object.values[i] is ManagedObjectID ? 1 : 0)
+                    case .toMany(let r): (relationship, count) = (r, (object.values[i] as? [ManagedObjectID] ?? []).count)
+                    }
+                    if relationship.deleteRule == .deny && count > 0 {
+                        denied.append(.deleteDenied(entity: object.entity.name, relationship: relationship.name,
+                                                    object: object.objectID.description, count: count))
+                    }
+                }
+                continue
+            }
+            guard object.insertedState || !object.changedIndexes.isEmpty else { continue }
+            for (i, kind) in object.layout.kinds.enumerated() {
+                switch kind {
+                case .attribute(let a):
+                    if a.isTransient { continue }
+                    errors += a.validate(object.values[i])
+                case .toOne(let r):
+                    if !r.isOptional && object.values[i] == nil {
+                        errors += r.validate(count: 0)
+                    }
+                case .toMany(let r):
+                    errors += r.validate(count: (object.values[i] as? [ManagedObjectID] ?? []).count)
+                }
+            }
+        }
+        return denied + (errors.isEmpty ? [] : [ContextError.validation(errors)])
+    }
+
+    /// Validates every change, then writes them all: to the stores (a context on a coordinator) or into
+    /// the parent (a child context). Nothing is written unless everything is valid.
+    /// - Throws: `ContextError.validation` listing every invalid value, `.deleteDenied`,
+    ///   `.mergeConflicts` (merge policy `.error`), `.constraintViolation`, store errors.
+    public func save() throws {
+        assertOnQueue()
+        guard hasChanges else { return }
+        let problems = validationErrors()
+        if let first = problems.first {
+            if problems.count == 1 { throw first }
+            var all: [ValidationError] = []
+            for case .validation(let list) in problems.compactMap({ $0 as? ContextError }) { all += list }
+            throw problems.first { if case .deleteDenied = $0 as? ContextError { return true } else { return false } } ?? ContextError.validation(all)
+        }
+        NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
+        processPendingChanges()
+        let saved: ContextChanges
+        if let parent {
+            saved = try pushToParent(parent)
+        } else {
+            guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator or parent") }
+            saved = try saveToStores(coordinator)
+            coordinator.didSaveFeed.publish(saved, from: ObjectIdentifier(self))
+        }
+        childFeed.publish(saved, from: ObjectIdentifier(self))
+        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [ContextChanges.userInfoKey: saved])
+    }
+
+    private func storeChanges() -> StoreChanges {
+        var changes = StoreChanges()
+        for object in changed.values {
+            if object.insertedState {
+                changes.inserts.append(.init(id: object.objectID, entity: object.entity, values: object.values))
+            } else if object.deletedState {
+                if !object.objectID.isTemporaryID {
+                    changes.deletes.append(.init(id: object.objectID, entity: object.entity, expectedVersion: object.rowVersion))
+                }
+            } else if !object.changedIndexes.isEmpty {
+                changes.updates.append(.init(id: object.objectID, entity: object.entity, values: object.values, expectedVersion: object.rowVersion))
+            }
+        }
+        return changes
+    }
+
+    private func saveToStores(_ coordinator: PersistentStoreCoordinator) throws -> ContextChanges {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let changes = storeChanges()
+            do {
+                let (ids, versions) = try coordinator.save(changes)
+                return finishSave(ids: ids, versions: versions)
+            } catch let found as ConflictsFound {
+                if mergePolicy == .error || attempt > 3 { throw ContextError.mergeConflicts(found.conflicts) }
+                resolve(found)
+            }
+        }
+    }
+
+    /// Applies the merge policy to objects the store changed under us; the save then tries again.
+    private func resolve(_ found: ConflictsFound) {
+        for conflict in found.conflicts {
+            guard let object = registry[conflict.objectID]?.object else { continue }
+            guard let record = found.storeRecords[conflict.objectID] else {
+                // Deleted in the store: a deletion there wins over edits here, whatever the policy.
+                changed[ObjectIdentifier(object)] = nil
+                registry[object.objectID] = nil
+                object.deletedState = true
+                object.changedIndexes = []
+                object.managedObjectContext = nil
+                continue
+            }
+            let base = object.committed ?? record.values
+            switch mergePolicy {
+            case .error:
+                return
+            case .rollback:
+                object.apply(record)
+                changed[ObjectIdentifier(object)] = nil
+            case .overwrite:
+                object.rowVersion = record.version
+                object.committed = record.values
+                object.changedIndexes.formUnion(object.values.indices)
+            case .mergeByPropertyStoreTrump:
+                for i in object.values.indices where !Self.same(record.values[i], base[i]) {
+                    object.values[i] = record.values[i]
+                    object.changedIndexes.remove(i)
+                }
+                object.committed = record.values
+                object.rowVersion = record.version
+                if object.changedIndexes.isEmpty && !object.deletedState { changed[ObjectIdentifier(object)] = nil }
+            case .mergeByPropertyObjectTrump:
+                for i in object.values.indices where !object.changedIndexes.contains(i) { object.values[i] = record.values[i] }
+                object.committed = record.values
+                object.rowVersion = record.version
+            }
+        }
+    }
+
+    static func same(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case let (x as AnyHashable, y as AnyHashable): return x == y
+        default: return false
+        }
+    }
+
+    /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
+    private func finishSave(ids: [ManagedObjectID: ManagedObjectID], versions: [ManagedObjectID: Int64]) -> ContextChanges {
+        var saved = ContextChanges()
+        if !ids.isEmpty {
+            for box in registry.values { box.object?.replaceReferences(ids) }
+        }
+        for object in changed.values {
+            if object.deletedState {
+                saved.deleted.insert(object.objectID)
+                registry[object.objectID] = nil
+                object.managedObjectContext = nil
+                object.deletedState = false
+                continue
+            }
+            if object.insertedState, let permanent = ids[object.objectID] {
+                registry[object.objectID] = nil
+                object.objectID = permanent
+                register(object)
+                object.insertedState = false
+                saved.inserted.insert(permanent)
+            } else {
+                saved.updated.insert(object.objectID)
+            }
+            object.committed = object.values
+            object.changedIndexes = []
+            if let version = versions[object.objectID] { object.rowVersion = version }
+        }
+        changed = [:]
+        pendingNotification = ContextChanges()
+        return saved
+    }
+
+    /// A child's save: its changes become the parent's unsaved changes.
+    private func pushToParent(_ parent: ManagedObjectContext) throws -> ContextChanges {
+        let objects = Array(changed.values)
+        let pushed: [(id: ManagedObjectID, entity: EntityDescription, values: [Any?], inserted: Bool, deleted: Bool, indexes: Set<Int>)] =
+            objects.map { ($0.objectID, $0.entity, $0.values, $0.insertedState, $0.deletedState, $0.changedIndexes) }
+        let versions: [ManagedObjectID: Int64] = try parent.performAndWait {
+            var versions: [ManagedObjectID: Int64] = [:]
+            for change in pushed where change.inserted {
+                let type = (change.entity.objectType as? ManagedObject.Type) ?? ManagedObject.self
+                let object = parent.registeredObject(for: change.id) ?? type.init(entity: change.entity, insertInto: nil)
+                object.objectID = change.id
+                object.values = change.values
+                parent.insert(object)
+            }
+            for change in pushed where !change.inserted && !change.deleted {
+                guard let object = parent.registeredOrFault(change.id) else { throw ContextError.noSuchObject(change.id) }
+                object.fireFaultIfNeeded()
+                for i in change.indexes { object.setRaw(change.values[i], at: i) }
+                versions[change.id] = object.rowVersion
+            }
+            for change in pushed where change.deleted {
+                if let object = parent.registeredOrFault(change.id) { parent.delete(object) }
+            }
+            parent.processPendingChanges()
+            return versions
+        }
+        var saved = ContextChanges()
+        for object in objects {
+            if object.deletedState {
+                saved.deleted.insert(object.objectID)
+                registry[object.objectID] = nil
+                object.managedObjectContext = nil
+                object.deletedState = false
+                continue
+            }
+            if object.insertedState { saved.inserted.insert(object.objectID) } else { saved.updated.insert(object.objectID) }
+            object.insertedState = false
+            object.committed = object.values
+            object.changedIndexes = []
+            if let v = versions[object.objectID] { object.rowVersion = v }
+        }
+        changed = [:]
+        pendingNotification = ContextChanges()
+        return saved
+    }
+
+    /// Gives inserted objects their permanent IDs now, before they are saved, by reserving row keys.
+    /// - Throws: store errors.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        assertOnQueue()
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        for object in objects where object.objectID.isTemporaryID {
+            let store = try coordinator.store(forEntity: object.entity.name)
+            let table = try store.entityMapping(object.entity.name).tableName
+            let key = try store.engine.write { tx in try tx.reserveKeys(1, in: table) }
+            mapping[object.objectID] = ManagedObjectID(entityName: object.entity.name, store: store.identifier, key: key)
+        }
+        for box in registry.values { box.object?.replaceReferences(mapping) }
+        for object in objects {
+            guard let permanent = mapping[object.objectID] else { continue }
+            registry[object.objectID] = nil
+            object.objectID = permanent
+            register(object)
+        }
+    }
+}

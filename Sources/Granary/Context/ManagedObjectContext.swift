@@ -1,0 +1,384 @@
+import Foundation
+import Synchronization
+
+/// A scratch pad of managed objects: fetch, insert, edit and delete objects, then `save()` to make the
+/// changes permanent (or `rollback()` to drop them).
+///
+/// A context runs on one queue: `.mainQueue` (the main thread) or `.privateQueue` (its own serial
+/// queue). Touch it and its objects only from inside `perform { }` / `performAndWait { }` (or on the main
+/// thread for a main-queue context); debug builds check this. The context itself may be passed between
+/// threads (it is `Sendable`); its objects may not (pass `objectID`s instead).
+///
+/// A context sits either on a coordinator (its saves go to the stores) or on a parent context (its
+/// saves go into the parent, which saves them later).
+public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: every mutable property is used only on `queue` (checked in debug builds).
+
+    public enum ConcurrencyType: Sendable, Hashable {
+        case mainQueue
+        case privateQueue
+    }
+
+    public let concurrencyType: ConcurrencyType
+    /// The coordinator at the root of this context's chain (its own, or its parent's).
+    public let persistentStoreCoordinator: PersistentStoreCoordinator?
+    public let parent: ManagedObjectContext?
+    public var name: String?
+    public var mergePolicy: MergePolicy = .error
+    /// Whether saves of other contexts on the same coordinator (for a root context) or of the parent
+    /// (for a child) are merged into this context as they happen.
+    public var automaticallyMergesChangesFromParent = false {
+        didSet { updateMergeSubscription() }
+    }
+
+    let queue: DispatchQueue
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    final class WeakObject {
+        weak var object: ManagedObject?
+        init(_ object: ManagedObject) { self.object = object }
+    }
+    /// Every object the context knows, weakly: unchanged objects go away when nobody holds them, which
+    /// keeps memory bounded while iterating big results.
+    var registry: [ManagedObjectID: WeakObject] = [:]
+    /// Objects with unsaved changes, held strongly until saved or rolled back.
+    var changed: [ObjectIdentifier: ManagedObject] = [:]
+    /// Changes since the last objects-did-change notification.
+    var pendingNotification = ContextChanges()
+    private var mergeToken: UInt64?
+
+    /// Creates a context; give it a coordinator or a parent before using it.
+    public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator? = nil, parent: ManagedObjectContext? = nil) {
+        precondition(coordinator == nil || parent == nil, "a context has a coordinator or a parent, not both")
+        self.concurrencyType = concurrencyType
+        self.parent = parent
+        self.persistentStoreCoordinator = coordinator ?? parent?.persistentStoreCoordinator
+        switch concurrencyType {
+        case .mainQueue: queue = .main
+        case .privateQueue: queue = DispatchQueue(label: "granary.context")
+        }
+        if concurrencyType == .privateQueue { queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self)) }
+    }
+
+    deinit {
+        if let mergeToken {
+            if let parent { parent.childFeed.unsubscribe(mergeToken) } else { persistentStoreCoordinator?.didSaveFeed.unsubscribe(mergeToken) }
+        }
+    }
+
+    /// Saves of this context, for child contexts that merge automatically.
+    let childFeed = SaveFeed()
+
+    public var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+
+    public var description: String { "<ManagedObjectContext \(name ?? "") \(concurrencyType)>" }
+
+    // MARK: Queues
+
+    /// Whether the calling code runs on this context's queue.
+    public var isOnQueue: Bool {
+        switch concurrencyType {
+        case .mainQueue: return Thread.isMainThread
+        case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
+        }
+    }
+
+    /// Debug builds stop on use from the wrong queue: the bug Core Data users hit most, caught where it happens.
+    func assertOnQueue(_ function: StaticString = #function) {
+        #if DEBUG
+        if !isOnQueue {
+            preconditionFailure("\(self) used off its queue in \(function): wrap the code in perform { } or performAndWait { }")
+        }
+        #endif
+    }
+
+    /// Runs `body` on the context's queue and waits for it; re-entrant.
+    public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
+        if isOnQueue { return try body() }
+        return try queue.sync(execute: body)
+    }
+
+    /// Runs `body` on the context's queue and returns its result asynchronously.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Schedules `body` on the context's queue without waiting (Core Data's `perform(_:)`).
+    public func schedule(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    // MARK: Registered objects
+
+    /// The registered object with this ID if one is alive, else a new fault for it (not checked
+    /// against the store: see `existingObject(with:)`).
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        assertOnQueue()
+        return registeredOrFault(id)!
+    }
+
+    /// The object with this ID, loaded; throws when the store has no such object.
+    /// - Throws: `ContextError.noSuchObject`, or store errors.
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        assertOnQueue()
+        if let object = registry[id]?.object, !object.faultState { return object }
+        guard let record = try loadRecord(for: id) else { throw ContextError.noSuchObject(id) }
+        let object = registeredOrFault(id)!
+        if object.faultState { object.apply(record) }
+        return object
+    }
+
+    /// The registered object with this ID, if the context has one alive.
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registry[id]?.object }
+
+    /// Every object the context holds alive.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values.compactMap(\.object)) }
+
+    func registeredOrFault(_ id: ManagedObjectID) -> ManagedObject? {
+        if let object = registry[id]?.object { return object }
+        guard let entity = model?.entity(named: id.entityName) else { return nil }
+        let type = (entity.objectType as? ManagedObject.Type) ?? ManagedObject.self
+        let object = type.init(entity: entity, insertInto: nil)
+        object.objectID = id
+        object.managedObjectContext = self
+        object.faultState = true
+        register(object)
+        return object
+    }
+
+    func register(_ object: ManagedObject) {
+        if registry.count > 1024 && registry.count % 1024 == 0 { registry = registry.filter { $0.value.object != nil } }
+        registry[object.objectID] = WeakObject(object)
+    }
+
+    /// The store's (or parent's) state of an object.
+    func loadRecord(for id: ManagedObjectID) throws -> ObjectRecord? {
+        if let parent {
+            return try parent.performAndWait { () throws -> ObjectRecord? in
+                guard let object = parent.registeredObject(for: id) ?? (id.isTemporaryID ? nil : try? parent.existingObject(with: id)) else {
+                    return nil
+                }
+                if object.deletedState { return nil }
+                object.fireFaultIfNeeded()
+                return ObjectRecord(id: id, values: object.values, version: object.rowVersion)
+            }
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator or parent") }
+        if id.isTemporaryID { return nil }
+        return try coordinator.record(for: id)
+    }
+
+    func fulfillFault(_ object: ManagedObject) {
+        do {
+            if let record = try loadRecord(for: object.objectID) {
+                object.apply(record)
+            } else {
+                // Deleted elsewhere since the fault was made: the object reads as its entity's defaults.
+                object.faultState = false
+                object.committed = object.values
+            }
+        } catch {
+            object.faultState = false
+            object.committed = object.values
+        }
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Registers a new object for insertion at the next save.
+    public func insert(_ object: ManagedObject) {
+        assertOnQueue()
+        if object.managedObjectContext === self && object.insertedState { return }
+        object.managedObjectContext = self
+        object.insertedState = true
+        object.deletedState = false
+        object.faultState = false
+        register(object)
+        changed[ObjectIdentifier(object)] = object
+        pendingNotification.inserted.insert(object.objectID)
+    }
+
+    /// Marks an object for deletion at the next save and applies the delete rules of its relationships
+    /// now: nullify unlinks the other side, cascade deletes the destinations, deny is checked at save.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue()
+        guard !object.deletedState else { return }
+        object.fireFaultIfNeeded()
+        if object.insertedState {
+            // Never saved: it just goes away.
+            object.insertedState = false
+            changed[ObjectIdentifier(object)] = nil
+            pendingNotification.inserted.remove(object.objectID)
+        } else {
+            object.deletedState = true
+            changed[ObjectIdentifier(object)] = object
+            pendingNotification.deleted.insert(object.objectID)
+        }
+        for (i, kind) in object.layout.kinds.enumerated() {
+            let relationship: RelationshipDescription
+            let ids: [ManagedObjectID]
+            switch kind {
+            case .attribute: continue
+            case .toOne(let r):
+                relationship = r
+                ids = (object.values[i] as? ManagedObjectID).map { [$0] } ?? []
+            case .toMany(let r):
+                relationship = r
+                ids = object.values[i] as? [ManagedObjectID] ?? []
+            }
+            let targets = ids.compactMap { registeredOrFault($0) }
+            switch relationship.deleteRule {
+            case .nullify:
+                for target in targets { target.inverseRemove(object, relationship: relationship) }
+            case .cascade:
+                for target in targets {
+                    target.inverseRemove(object, relationship: relationship)
+                    delete(target)
+                }
+            case .deny, .noAction:
+                break
+            }
+        }
+        if !object.insertedState && !object.deletedState { object.managedObjectContext = nil }
+    }
+
+    func objectDidChange(_ object: ManagedObject) {
+        changed[ObjectIdentifier(object)] = object
+        if !object.insertedState && !object.deletedState { pendingNotification.updated.insert(object.objectID) }
+    }
+
+    // MARK: Change sets
+
+    public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter(\.insertedState)) }
+    public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter(\.deletedState)) }
+    public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter(\.isUpdated)) }
+    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
+
+    /// Posts objects-did-change for what changed since the last call (Core Data does it at the end of
+    /// each event; Granary does it at save, fetch and merge, and whenever you call this).
+    public func processPendingChanges() {
+        assertOnQueue()
+        guard !pendingNotification.isEmpty else { return }
+        let changes = pendingNotification
+        pendingNotification = ContextChanges()
+        NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
+                                        userInfo: [ContextChanges.userInfoKey: changes])
+        objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))
+    }
+
+    /// Objects-did-change events of this context, for fetched-results controllers.
+    let objectsDidChangeFeed = SaveFeed()
+
+    // MARK: Undoing
+
+    /// Drops every unsaved change: inserted objects leave, deleted ones come back, edited ones return to
+    /// their last saved values.
+    public func rollback() {
+        assertOnQueue()
+        for object in changed.values {
+            if object.insertedState {
+                object.insertedState = false
+                object.managedObjectContext = nil
+                registry[object.objectID] = nil
+                pendingNotification.deleted.insert(object.objectID)
+            } else {
+                object.deletedState = false
+                object.managedObjectContext = self
+                if let committed = object.committed { object.values = committed }
+                object.changedIndexes = []
+                pendingNotification.refreshed.insert(object.objectID)
+            }
+        }
+        changed = [:]
+        processPendingChanges()
+    }
+
+    /// Forgets every object; objects held elsewhere are detached from the context.
+    public func reset() {
+        assertOnQueue()
+        for box in registry.values { box.object?.managedObjectContext = nil }
+        registry = [:]
+        changed = [:]
+        pendingNotification = ContextChanges()
+    }
+
+    /// Turns an object back into a fault (dropping its changes), or, with `mergeChanges`, reloads it
+    /// from the store and puts its unsaved changes back on top.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        assertOnQueue()
+        guard object.managedObjectContext === self, !object.insertedState else { return }
+        if mergeChanges {
+            guard let record = try? loadRecord(for: object.objectID) else { return }
+            let local = object.changedIndexes.map { ($0, object.values[$0]) }
+            object.apply(record)
+            for (i, value) in local {
+                object.values[i] = value
+                object.changedIndexes.insert(i)
+            }
+        } else {
+            object.changedIndexes = []
+            object.deletedState = false
+            changed[ObjectIdentifier(object)] = nil
+            object.values = object.layout.names.indices.map { object.layout.initialValue(at: $0) }
+            object.committed = nil
+            object.faultState = true
+        }
+        pendingNotification.refreshed.insert(object.objectID)
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes.
+    public func refreshAllObjects() {
+        for object in registeredObjects where !object.faultState { refresh(object, mergeChanges: true) }
+        processPendingChanges()
+    }
+
+    // MARK: Merging saves from elsewhere
+
+    private func updateMergeSubscription() {
+        if let mergeToken {
+            if let parent { parent.childFeed.unsubscribe(mergeToken) } else { persistentStoreCoordinator?.didSaveFeed.unsubscribe(mergeToken) }
+            self.mergeToken = nil
+        }
+        guard automaticallyMergesChangesFromParent else { return }
+        let me = ObjectIdentifier(self)
+        let handler: @Sendable (ContextChanges, ObjectIdentifier) -> Void = { [weak self] changes, source in
+            guard let self, source != me else { return }
+            self.schedule { self.mergeChanges(fromContextDidSave: changes) }
+        }
+        mergeToken = parent?.childFeed.subscribe(handler) ?? persistentStoreCoordinator?.didSaveFeed.subscribe(handler)
+    }
+
+    /// Applies another context's save to this one: registered objects that were updated are refreshed
+    /// (keeping this context's unsaved changes), deleted ones leave the context, and observers are told.
+    public func mergeChanges(fromContextDidSave changes: ContextChanges) {
+        assertOnQueue()
+        for id in changes.updated {
+            guard let object = registry[id]?.object else { continue }
+            if object.faultState { continue }
+            refresh(object, mergeChanges: true)
+        }
+        for id in changes.deleted {
+            guard let object = registry[id]?.object else { continue }
+            registry[id] = nil
+            changed[ObjectIdentifier(object)] = nil
+            object.deletedState = true
+            object.managedObjectContext = nil
+            pendingNotification.deleted.insert(id)
+        }
+        pendingNotification.inserted.formUnion(changes.inserted)
+        processPendingChanges()
+    }
+}
+
+extension ManagedObject {
+    /// Takes a record's values as the object's saved state.
+    func apply(_ record: ObjectRecord) {
+        values = record.values
+        committed = record.values
+        rowVersion = record.version
+        changedIndexes = []
+        faultState = false
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// A description of objects to fetch: an entity, a filter, an order and a window.
+///
+/// Typed requests filter with Foundation's `#Predicate` and sort with `SortDescriptor` on key paths of
+/// the object class; requests for models built at run time use `filter` (a `PredicateNode`, made with
+/// `FetchPredicate` or parsed from Core Data's format syntax) and `sortKeys`. When both are set, both
+/// apply.
+///
+/// ```swift
+/// var request = FetchRequest<Employee>()
+/// request.predicate = #Predicate { $0.salary > 50_000 }
+/// request.sortDescriptors = [SortDescriptor(\.name)]
+/// request.fetchLimit = 20
+/// let employees = try context.fetch(request)
+/// ```
+public struct FetchRequest<Result: ManagedObject> {
+    public var entityName: String?
+    public var predicate: Predicate<Result>?
+    public var filter: PredicateNode?
+    public var sortDescriptors: [SortDescriptor<Result>] = []
+    public var sortKeys: [SortKey] = []
+    /// At most this many objects (0: no limit, as in Core Data).
+    public var fetchLimit = 0
+    public var fetchOffset = 0
+    /// When positive, objects are handed out as faults and loaded this many at a time as they are
+    /// touched, so iterating a big result keeps a bounded number of loaded objects.
+    public var fetchBatchSize = 0
+    /// Unsaved inserts, edits and deletes of the context count, as in Core Data (the default).
+    public var includesPendingChanges = true
+    public var includesSubentities = true
+    /// For dictionary results: the properties to include (all attributes when empty).
+    public var propertiesToFetch: [String] = []
+    /// To-one and to-many relationships whose destinations are loaded with the results, saving a
+    /// round trip per object later.
+    public var relationshipKeyPathsForPrefetching: [String] = []
+
+    /// A request for the entity whose class is `Result`.
+    public init() {}
+
+    /// A request for a named entity, for run-time models (use `FetchRequest<ManagedObject>`).
+    public init(entityName: String) { self.entityName = entityName }
+
+    public init(predicate: Predicate<Result>? = nil, sortBy sortDescriptors: [SortDescriptor<Result>] = [], fetchLimit: Int = 0) {
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// A fetch as the store layer runs it: entity, lowered predicate, sort keys, window.
+struct StoreFetch {
+    var entity: EntityDescription
+    var includesSubentities: Bool
+    var predicate: PredicateNode?
+    var sort: [SortKey]
+    var limit: Int?
+    var offset: Int
+}
+
+extension PersistentStore {
+    /// What the planner and evaluator need to know about an entity's stored fields.
+    func fetchSchema(for entity: EntityDescription, includesSubentities: Bool) throws -> FetchSchema {
+        let m = try entityMapping(entity.name)
+        var fields: [String: FieldInfo] = [:]
+        for property in entity.properties {
+            guard let column = m.column(forProperty: property.name) else { continue }
+            let kind: FieldKind
+            switch property {
+            case .attribute(let a):
+                switch a.type {
+                case .integer16, .integer32, .integer64: kind = .integer
+                case .double, .float: kind = .double
+                case .decimal: kind = .decimal
+                case .boolean: kind = .bool
+                case .string: kind = .string
+                case .date: kind = .date
+                case .uuid: kind = .uuid
+                case .uri: kind = .uri
+                case .binaryData, .transformable: kind = .binary
+                }
+            case .relationship(let r):
+                kind = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)
+            }
+            fields[property.name] = FieldInfo(column: column, kind: kind)
+        }
+        let indexes = m.tableSchema.indexes.map { definition in
+            PlannerIndex(name: definition.name, columns: definition.columns.map { ($0.name, $0.isDescending) }, isUnique: definition.isUnique)
+        }
+        let table = mapping.table(named: m.tableName)
+        let codes = Set(m.entityCodes(includingSubentities: includesSubentities))
+        let allCodes = Set(table?.entityNames.indices.map { Int64($0) } ?? [])
+        return FetchSchema(entityName: entity.name, fields: fields, indexes: indexes,
+                           entityColumn: codes == allCodes ? nil : StorageMapping.entityColumn, entityCodes: codes)
+    }
+
+    func plan(_ fetch: StoreFetch) throws -> FetchPlan {
+        let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
+        return FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+    }
+
+    /// Runs a fetch and returns the matching records in order, with the statistics of how.
+    func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics) throws -> [ObjectRecord] {
+        try checkAttached()
+        let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
+        let plan = FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        statistics.lastPlan = plan.explain
+        let m = try entityMapping(fetch.entity.name)
+        let tableName = m.tableName
+        guard let table = mapping.table(named: tableName) else { throw ContextError.unknownEntity(fetch.entity.name) }
+        let snapshot = engine.read()
+
+        // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
+        let evaluator = RowEvaluator(schema: schema) { [self] destination, ref in
+            guard let entity = model.entity(named: destination), let name = snapshot.tableName(for: ref.table),
+                let row = try snapshot.row(in: name, key: ref.key)
+            else { return nil }
+            return (row, try fetchSchema(for: entity, includesSubentities: true))
+        }
+
+        var rows: [(key: Int64, row: Row)] = []
+        let pushed = plan.limitPushedDown
+        switch plan.access {
+        case .fullScan:
+            statistics.fullScans += 1
+            var skipped = 0
+            try snapshot.forEachRow(in: tableName) { key, row in
+                statistics.rowsExamined += 1
+                if let residual = plan.residual, try !evaluator.matches(residual, row: row) { return true }
+                if pushed && skipped < fetch.offset {
+                    skipped += 1
+                    return true
+                }
+                rows.append((key, row))
+                return !(pushed && fetch.limit.map { rows.count >= $0 } ?? false)
+            }
+        case .index, .indexUnion:
+            for query in plan.access.indexQueries(table: tableName, offset: pushed ? fetch.offset : 0, limit: pushed ? fetch.limit : nil) {
+                statistics.indexScans += 1
+                for hit in try snapshot.query(query) {
+                    statistics.rowsExamined += 1
+                    if let residual = plan.residual, try !evaluator.matches(residual, row: hit.row) { continue }
+                    rows.append(hit)
+                }
+            }
+        }
+        if !plan.sortedByAccess && !fetch.sort.isEmpty {
+            var failure: Error?
+            rows.sort { a, b in
+                do { return try evaluator.compare(a.row, b.row, by: fetch.sort) == .orderedAscending } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { throw failure }
+        }
+        if !pushed && (fetch.offset > 0 || fetch.limit != nil) {
+            let start = min(fetch.offset, rows.count)
+            let end = fetch.limit.map { min(rows.count, start + $0) } ?? rows.count
+            rows = Array(rows[start..<end])
+        }
+        return try rows.map { try record(from: $0.row, key: $0.key, table: table, snapshot: snapshot) }
+    }
+
+    /// The number of objects a fetch matches, without decoding them when the plan allows.
+    func count(_ fetch: StoreFetch, statistics: inout FetchStatistics) throws -> Int {
+        var unlimited = fetch
+        unlimited.sort = []
+        let plan = try self.plan(unlimited)
+        if plan.residual == nil, case .index = plan.access {
+            statistics.indexScans += 1
+            statistics.lastPlan = plan.explain
+            let table = try entityMapping(fetch.entity.name).tableName
+            let total = try plan.access.indexQueries(table: table).reduce(0) { $0 + (try engine.read().count($1)) }
+            return max(0, min(fetch.limit ?? .max, total - fetch.offset))
+        }
+        return try self.fetch(unlimited, statistics: &statistics).count
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+extension PersistentStore {
+    func entityMapping(_ name: String) throws -> EntityMapping {
+        guard let m = mapping.entity(named: name) else { throw ContextError.unknownEntity(name) }
+        return m
+    }
+
+    /// The ID of the row a reference points at, with the row's actual entity (which, in a hierarchy
+    /// table, may be a sub-entity of the relationship's destination).
+    func objectID(for ref: RowReference, in snapshot: Snapshot) throws -> ManagedObjectID? {
+        guard let tableName = snapshot.tableName(for: ref.table), let table = mapping.table(named: tableName) else { return nil }
+        if table.entityNames.count == 1 {
+            return ManagedObjectID(entityName: table.entityNames[0], store: identifier, key: ref.key)
+        }
+        guard let row = try snapshot.row(in: tableName, key: ref.key), case .int(let code) = row[StorageMapping.entityColumn],
+            let name = table.entityName(forCode: code)
+        else { return nil }
+        return ManagedObjectID(entityName: name, store: identifier, key: ref.key)
+    }
+
+    /// Decodes a row of `table` into the record of the object it stores.
+    func record(from row: Row, key: Int64, table: TableMapping, snapshot: Snapshot) throws -> ObjectRecord {
+        guard case .int(let code) = row[StorageMapping.entityColumn], let entityName = table.entityName(forCode: code),
+            let entity = model.entity(named: entityName)
+        else {
+            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
+        }
+        let mapping = try entityMapping(entityName)
+        let layout = EntityLayout.of(entity)
+        var values = [Any?](repeating: nil, count: layout.names.count)
+        for i in layout.names.indices {
+            guard let column = mapping.column(forProperty: layout.names[i]) else {
+                values[i] = layout.initialValue(at: i)
+                continue
+            }
+            let stored = row[column]
+            switch layout.kinds[i] {
+            case .attribute(let a):
+                do { values[i] = try a.type.swiftValue(from: stored) } catch {
+                    throw ContextError.wrongValueType(entity: entityName, key: a.name, value: "\(stored)", reason: "stored value: \(error)")
+                }
+            case .toOne:
+                if case .reference(let ref) = stored { values[i] = try objectID(for: ref, in: snapshot) }
+            case .toMany:
+                if case .references(let refs) = stored {
+                    values[i] = try refs.compactMap { try objectID(for: $0, in: snapshot) }
+                } else {
+                    values[i] = [ManagedObjectID]()
+                }
+            }
+        }
+        var version: Int64 = 0
+        if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
+        return ObjectRecord(id: ManagedObjectID(entityName: entityName, store: identifier, key: key), values: values, version: version)
+    }
+
+    /// Encodes an object's values as a row of its table.
+    func row(entity: EntityDescription, values: [Any?], version: Int64, in snapshot: Snapshot,
+             resolve: (ManagedObjectID) -> ManagedObjectID) throws -> Row {
+        let mapping = try entityMapping(entity.name)
+        let layout = EntityLayout.of(entity)
+        var row = Row([Value](repeating: .null, count: mapping.tableSchema.columns.count))
+        row[StorageMapping.entityColumn] = .int(mapping.entityCode)
+        row[StorageMapping.versionColumn] = .int(version)
+        func reference(_ id: ManagedObjectID, key: String) throws -> RowReference {
+            let id = resolve(id)
+            guard let pk = id.primaryKey, id.persistentStoreIdentifier == identifier else {
+                throw ContextError.wrongValueType(entity: entity.name, key: key, value: id.description,
+                                                  reason: "relationships cannot cross stores; the object is not in store \(identifier)")
+            }
+            let destination = try entityMapping(id.entityName)
+            return RowReference(table: try snapshot.tableID(of: destination.tableName), key: pk)
+        }
+        for i in layout.names.indices {
+            guard let column = mapping.column(forProperty: layout.names[i]) else { continue }
+            switch layout.kinds[i] {
+            case .attribute(let a):
+                do { row[column] = try a.storageValue(for: values[i]) } catch {
+                    throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: String(describing: values[i] ?? "nil"),
+                                                      reason: "\(error)")
+                }
+            case .toOne(let r):
+                if let id = values[i] as? ManagedObjectID { row[column] = .reference(try reference(id, key: r.name)) }
+            case .toMany(let r):
+                row[column] = .references(try (values[i] as? [ManagedObjectID] ?? []).map { try reference($0, key: r.name) })
+            }
+        }
+        return row
+    }
+
+    /// The current record of one object, or `nil` when its row is gone.
+    func record(for id: ManagedObjectID) throws -> ObjectRecord? {
+        guard let key = id.primaryKey else { return nil }
+        let mapping = try entityMapping(id.entityName)
+        let snapshot = engine.read()
+        guard let table = self.mapping.table(named: mapping.tableName),
+            let row = try snapshot.row(in: mapping.tableName, key: key)
+        else { return nil }
+        return try record(from: row, key: key, table: table, snapshot: snapshot)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// One store attached to a coordinator: an engine (in memory or in a directory) holding the tables of
+/// the entities its configuration names.
+public final class PersistentStore: @unchecked Sendable {
+    // @unchecked: all mutable state (`isRemoved`) is guarded by `lock`; the engine is thread-safe.
+
+    /// Where a store keeps its data (Core Data's store types, without SQLite).
+    public enum StoreType: String, Sendable, Hashable {
+        /// Nothing on disk; for tests, caches and scratch data.
+        case inMemory
+        /// A `Name.granary` directory with a write-ahead log and snapshots.
+        case durable
+    }
+
+    /// How the store's engine is opened.
+    public struct Options: Sendable, Hashable {
+        public var durability: Engine.Durability
+        public var isReadOnly: Bool
+        public init(durability: Engine.Durability = .full, readOnly: Bool = false) {
+            self.durability = durability
+            self.isReadOnly = readOnly
+        }
+    }
+
+    public let type: StoreType
+    public let configurationName: String?
+    public let url: URL?
+    /// The store's UUID: the host part of its objects' URIs.
+    public let identifier: UUID
+    let engine: Engine
+    let mapping: StorageMapping
+    let model: ManagedObjectModel
+    /// Names of the entities routed to this store.
+    let entityNames: Set<String>
+    private let lock = NSLock()
+    private var removed = false
+
+    init(type: StoreType, configurationName: String?, url: URL?, options: Options, model: ManagedObjectModel,
+         mapping: StorageMapping) throws {
+        self.type = type
+        self.configurationName = configurationName
+        self.url = url
+        self.mapping = mapping
+        self.model = model
+        guard let entities = model.entities(forConfiguration: configurationName) else {
+            throw ContextError.noPersistentStore("the model has no configuration named '\(configurationName ?? "")'")
+        }
+        self.entityNames = Set(entities.map(\.name))
+        let location: Engine.Location
+        switch type {
+        case .inMemory: location = .inMemory
+        case .durable:
+            guard let url else { throw ContextError.noPersistentStore("a durable store needs a URL") }
+            location = .directory(url)
+        }
+        do {
+            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly))
+            identifier = engine.metadata.storeUUID
+            try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
+                                   readOnly: options.isReadOnly)
+        } catch let error as StorageError {
+            throw ContextError.storage(error)
+        }
+    }
+
+    static let modelHashKey = "GranaryModelVersionHash"
+
+    /// Creates missing tables and records the model's version hash. A table whose schema differs from
+    /// the model's is a model mismatch: migration (a later layer) handles it; here it is an error.
+    private static func prepareTables(_ engine: Engine, schemas: [TableSchema], model: ManagedObjectModel, readOnly: Bool) throws {
+        let snapshot = engine.read()
+        for schema in schemas where snapshot.tableNames.contains(schema.name) {
+            let existing = try snapshot.schema(of: schema.name)
+            if existing != schema {
+                throw StorageError.invalidArgument(
+                    "the store's table '\(schema.name)' was written with a different model (store model hash \(snapshot.metadata.userInfo[modelHashKey] ?? "unknown"), this model \(model.versionHash)); migrate the store first")
+            }
+        }
+        let missing = schemas.filter { !snapshot.tableNames.contains($0.name) }
+        if readOnly || (missing.isEmpty && snapshot.metadata.userInfo[modelHashKey] == model.versionHash) { return }
+        try engine.write { tx in
+            for schema in missing { try tx.createTable(schema) }
+            var metadata = tx.metadata
+            metadata.userInfo[modelHashKey] = model.versionHash
+            if let version = model.versionIdentifier { metadata.schemaVersion = version }
+            try tx.setMetadata(metadata)
+        }
+    }
+
+    /// The store's metadata (identity, schema version, user entries).
+    public var metadata: StoreMetadata { engine.metadata }
+
+    var isRemoved: Bool { lock.withLock { removed } }
+
+    func markRemoved() throws {
+        lock.withLock { removed = true }
+        try engine.close()
+    }
+
+    func checkAttached() throws {
+        if isRemoved { throw ContextError.noPersistentStore("the store \(url?.path ?? identifier.uuidString) was removed from its coordinator") }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+
+/// Connects a model to the stores that hold its objects, and routes each entity to its store.
+///
+/// A coordinator is thread-safe; contexts on any queue share one. Entities go to the first attached
+/// store whose configuration contains them (a store added with no configuration takes every entity).
+///
+/// **Saves across stores.** A save that touches several stores takes every involved store's write lock
+/// (in a fixed order, so concurrent saves cannot deadlock), checks every conflict and constraint in all
+/// of them, and only then commits each store. Each store's part is atomic; if the commit of one store
+/// fails on I/O after another committed, the first keeps its part. There is no two-phase commit across
+/// store files.
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    // @unchecked: `stores` and `statistics` are guarded by `lock`.
+
+    public let managedObjectModel: ManagedObjectModel
+    let mapping: StorageMapping
+    private let lock = NSLock()
+    private var stores: [PersistentStore] = []
+    private var statisticsStorage = FetchStatistics()
+    let didSaveFeed = SaveFeed()
+
+    public init(managedObjectModel: ManagedObjectModel) {
+        self.managedObjectModel = managedObjectModel
+        self.mapping = StorageMapping(model: managedObjectModel)
+    }
+
+    /// The attached stores, in the order they were added.
+    public var persistentStores: [PersistentStore] { lock.withLock { stores } }
+
+    /// Attaches a store. Durable stores are created if missing.
+    /// - Throws: `ContextError.noPersistentStore` for an unknown configuration or a durable store without
+    ///   a URL; `.storage(...)` when the engine cannot open it (locked, damaged, written by another model).
+    @discardableResult
+    public func addPersistentStore(type: PersistentStore.StoreType, configuration: String? = nil, at url: URL? = nil,
+                                   options: PersistentStore.Options = .init()) throws -> PersistentStore {
+        let store = try PersistentStore(type: type, configurationName: configuration, url: url, options: options,
+                                        model: managedObjectModel, mapping: mapping)
+        lock.withLock { stores.append(store) }
+        return store
+    }
+
+    /// Detaches a store and closes its files. Contexts using its objects get errors from then on.
+    /// - Throws: `ContextError.storage` if closing fails.
+    public func remove(_ store: PersistentStore) throws {
+        lock.withLock { stores.removeAll { $0 === store } }
+        do { try store.markRemoved() } catch let error as StorageError { throw ContextError.storage(error) }
+    }
+
+    /// The attached store at `url`, if any.
+    public func persistentStore(for url: URL) -> PersistentStore? {
+        persistentStores.first { $0.url?.standardizedFileURL == url.standardizedFileURL }
+    }
+
+    /// Replaces a store's user metadata entries (Core Data's `setMetadata(_:for:)`).
+    /// - Throws: `ContextError.storage` if the store cannot be written.
+    public func setMetadata(_ userInfo: [String: String], for store: PersistentStore) throws {
+        do {
+            try store.engine.write { tx in
+                var metadata = tx.metadata
+                let hash = metadata.userInfo[PersistentStore.modelHashKey]
+                metadata.userInfo = userInfo
+                metadata.userInfo[PersistentStore.modelHashKey] = hash
+                try tx.setMetadata(metadata)
+            }
+        } catch let error as StorageError { throw ContextError.storage(error) }
+    }
+
+    /// How fetches through this coordinator were answered so far.
+    public var fetchStatistics: FetchStatistics { lock.withLock { statisticsStorage } }
+
+    func record(_ body: (inout FetchStatistics) throws -> Void) rethrows {
+        var local = FetchStatistics()
+        try body(&local)
+        lock.withLock {
+            statisticsStorage.fullScans += local.fullScans
+            statisticsStorage.indexScans += local.indexScans
+            statisticsStorage.rowsExamined += local.rowsExamined
+            if let plan = local.lastPlan { statisticsStorage.lastPlan = plan }
+        }
+    }
+
+    func store(forEntity name: String) throws -> PersistentStore {
+        let attached = persistentStores
+        guard let store = attached.first(where: { $0.entityNames.contains(name) }) else {
+            throw ContextError.noPersistentStore(attached.isEmpty ? "the coordinator has no store attached"
+                                                 : "no attached store's configuration holds entity '\(name)'")
+        }
+        return store
+    }
+
+    func store(for id: ManagedObjectID) throws -> PersistentStore {
+        guard let uuid = id.persistentStoreIdentifier else { return try store(forEntity: id.entityName) }
+        guard let store = persistentStores.first(where: { $0.identifier == uuid }) else {
+            throw ContextError.noPersistentStore("the store \(uuid) of \(id) is not attached (it was removed)")
+        }
+        return store
+    }
+
+    func record(for id: ManagedObjectID) throws -> ObjectRecord? {
+        try store(for: id).record(for: id)
+    }
+
+    /// Runs a fetch on every store that holds the entity (or its sub-entities) and concatenates.
+    func fetch(_ fetch: StoreFetch) throws -> [ObjectRecord] {
+        var records: [ObjectRecord] = []
+        try record { stats in
+            for store in try stores(for: fetch.entity) { records += try store.fetch(fetch, statistics: &stats) }
+        }
+        return records
+    }
+
+    func count(_ fetch: StoreFetch) throws -> Int {
+        var total = 0
+        try record { stats in
+            for store in try stores(for: fetch.entity) { total += try store.count(fetch, statistics: &stats) }
+        }
+        return total
+    }
+
+    func plan(_ fetch: StoreFetch) throws -> FetchPlan {
+        try store(forEntity: fetch.entity.name).plan(fetch)
+    }
+
+    private func stores(for entity: EntityDescription) throws -> [PersistentStore] {
+        let primary = try store(forEntity: entity.name)
+        return [primary]
+    }
+
+    // MARK: Saving
+
+    /// Writes a context's changes. Inserted objects get permanent IDs (returned as a mapping); every
+    /// written object's new row version is returned.
+    /// - Throws: `ConflictsFound` when optimistic locking fails (nothing is written); `ContextError`
+    ///   for constraint violations and store errors.
+    func save(_ changes: StoreChanges) throws -> (ids: [ManagedObjectID: ManagedObjectID], versions: [ManagedObjectID: Int64]) {
+        var byStore: [ObjectIdentifier: (store: PersistentStore, changes: StoreChanges)] = [:]
+        func bucket(_ id: ManagedObjectID) throws -> ObjectIdentifier {
+            let store = try id.isTemporaryID ? self.store(forEntity: id.entityName) : self.store(for: id)
+            let key = ObjectIdentifier(store)
+            if byStore[key] == nil { byStore[key] = (store, StoreChanges()) }
+            return key
+        }
+        for insert in changes.inserts { byStore[try bucket(insert.id)]!.changes.inserts.append(insert) }
+        for update in changes.updates { byStore[try bucket(update.id)]!.changes.updates.append(update) }
+        for delete in changes.deletes { byStore[try bucket(delete.id)]!.changes.deletes.append(delete) }
+        let work = byStore.values.sorted { $0.store.identifier.uuidString < $1.store.identifier.uuidString }
+        for item in work { try item.store.checkAttached() }
+
+        var ids: [ManagedObjectID: ManagedObjectID] = [:]
+        var versions: [ManagedObjectID: Int64] = [:]
+        // Nest the write transactions so every store's checks run before any store commits.
+        func writeStores(_ index: Int, _ body: () throws -> Void) throws {
+            guard index < work.count else { return try body() }
+            let (store, storeChanges) = work[index]
+            do {
+                try store.engine.write { tx in
+                    try writeStores(index + 1) {
+                        try Self.apply(storeChanges, to: store, in: tx, ids: &ids, versions: &versions)
+                    }
+                    if index == 0 { try body() }
+                }
+            } catch let error as StorageError {
+                throw Self.translate(error, store: store)
+            }
+        }
+        try writeStores(0) {}
+        return (ids, versions)
+    }
+
+    private static func translate(_ error: StorageError, store: PersistentStore) -> Error {
+        if case .uniqueViolation(let table, let index, let value) = error {
+            let entity = store.mapping.table(named: table)?.entityNames.first ?? table
+            let properties = store.mapping.table(named: table)?.schema.indexes.first { $0.name == index }?.columns.map(\.name) ?? [index]
+            return ContextError.constraintViolation(entity: entity, properties: properties, value: value)
+        }
+        return ContextError.storage(error)
+    }
+
+    private static func apply(_ changes: StoreChanges, to store: PersistentStore, in tx: WriteTransaction,
+                              ids: inout [ManagedObjectID: ManagedObjectID], versions: inout [ManagedObjectID: Int64]) throws {
+        let snapshot = tx.snapshot
+        // Optimistic locking: every updated or deleted row must still be at the version the context read.
+        var conflicts: [MergeConflict] = []
+        var storeRecords: [ManagedObjectID: ObjectRecord] = [:]
+        func check(_ id: ManagedObjectID, _ entity: EntityDescription, expected: Int64) throws {
+            guard let key = id.primaryKey else { return }
+            let table = try store.entityMapping(entity.name).tableName
+            let row = try snapshot.row(in: table, key: key)
+            var current: Int64?
+            if let row, case .int(let v) = row[StorageMapping.versionColumn] { current = v }
+            if current != expected {
+                conflicts.append(MergeConflict(objectID: id, expectedVersion: expected, storeVersion: current))
+                if let row, let mapping = store.mapping.table(named: table) {
+                    storeRecords[id] = try store.record(from: row, key: key, table: mapping, snapshot: snapshot)
+                }
+            }
+        }
+        for u in changes.updates { try check(u.id, u.entity, expected: u.expectedVersion) }
+        for d in changes.deletes { try check(d.id, d.entity, expected: d.expectedVersion) }
+        if !conflicts.isEmpty { throw ConflictsFound(conflicts: conflicts, storeRecords: storeRecords) }
+
+        // Permanent keys for inserted objects first, so rows can reference each other.
+        var nextKeys: [String: Int64] = [:]
+        for insert in changes.inserts {
+            let table = try store.entityMapping(insert.entity.name).tableName
+            let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
+            nextKeys[table] = key + 1
+            ids[insert.id] = ManagedObjectID(entityName: insert.entity.name, store: store.identifier, key: key)
+        }
+        let resolve: (ManagedObjectID) -> ManagedObjectID = { [ids] in ids[$0] ?? $0 }
+        for insert in changes.inserts {
+            let id = ids[insert.id]!
+            let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
+            try tx.insert(row, into: try store.entityMapping(insert.entity.name).tableName, key: id.primaryKey!)
+            versions[id] = 1
+        }
+        for update in changes.updates {
+            let version = update.expectedVersion + 1
+            let row = try store.row(entity: update.entity, values: update.values, version: version, in: snapshot, resolve: resolve)
+            try tx.update(row, in: try store.entityMapping(update.entity.name).tableName, key: update.id.primaryKey!)
+            versions[update.id] = version
+        }
+        for delete in changes.deletes {
+            try tx.delete(from: try store.entityMapping(delete.entity.name).tableName, key: delete.id.primaryKey!)
+        }
+    }
+}
