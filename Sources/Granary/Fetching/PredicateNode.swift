@@ -61,6 +61,28 @@ public indirect enum PredicateNode: Sendable, Hashable {
     }
 }
 
+extension PredicateNode {
+    /// The same predicate with constants folded: `true`/`false` terms absorbed, nested ANDs and ORs
+    /// flattened, double negations removed, and ANY over an always-false test made `false`.
+    public var simplified: PredicateNode {
+        switch self {
+        case .and(let terms): return .all(terms.map(\.simplified))
+        case .or(let terms): return .either(terms.map(\.simplified))
+        case .not(let term):
+            switch term.simplified {
+            case .true: return .false
+            case .false: return .true
+            case .not(let inner): return inner
+            case let s: return .not(s)
+            }
+        case .any(let path, let inner):
+            let s = inner.simplified
+            return s == .false ? .false : .any(path, s)
+        default: return self
+        }
+    }
+}
+
 /// The six comparison operators of predicates, sorts and `@count`.
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
