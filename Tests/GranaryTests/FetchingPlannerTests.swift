@@ -162,3 +162,15 @@ import Testing
         #expect(q.residual == nil)
     }
 }
+
+@Suite struct FetchingSimplificationTests {
+    @Test func simplificationFoldsConstantsAndDoubleNegations() {
+        let a = PredicateNode.compare(["a"], .equal, .value(1))
+        #expect(PredicateNode.and([.true, a, .and([a])]).simplified == .and([a, a]))
+        #expect(PredicateNode.or([.false, .and([a, .false])]).simplified == .false)
+        #expect(PredicateNode.not(.not(a)).simplified == a)
+        #expect(PredicateNode.not(.or([a, .true])).simplified == .false)
+        #expect(PredicateNode.any(["r"], .and([a, .false])).simplified == .false)
+        #expect(PredicateNode.or([]).simplified == .false)
+    }
+}
