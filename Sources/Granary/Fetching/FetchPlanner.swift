@@ -28,6 +28,7 @@ public struct FetchPlan: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Where the fetch reads its candidate rows.
     public var access: AccessPath
     /// What each row the access path yields must still satisfy; `nil` when the access path alone answers
     /// the predicate (and the entity filter).

@@ -11,10 +11,15 @@ public typealias KeyPathExpr = [String]
 /// Build one directly for dynamic predicates the other forms cannot express. Semantics follow Core Data's
 /// SQLite store: a comparison with a null value is false, except `isNil` and `compare(_, ==/!=, .null)`.
 public indirect enum PredicateNode: Sendable, Hashable {
+    /// Every object matches (`TRUEPREDICATE`).
     case `true`
+    /// No object matches (`FALSEPREDICATE`).
     case `false`
+    /// Every term holds; the empty conjunction is true.
     case and([PredicateNode])
+    /// Some term holds; the empty disjunction is false.
     case or([PredicateNode])
+    /// The term does not hold (under the null rules, `NOT (x == 5)` holds for a null `x`).
     case not(PredicateNode)
     /// `key op constant` or `key op otherKey`.
     case compare(KeyPathExpr, ComparisonOperator, Operand)
@@ -118,7 +123,9 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 
 /// The right-hand side of a comparison: a constant or another key path of the same object.
 public enum Operand: Sendable, Hashable {
+    /// A constant.
     case value(Value)
+    /// The value at another key path of the same object.
     case keyPath(KeyPathExpr)
 }
 
