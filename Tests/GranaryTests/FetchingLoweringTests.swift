@@ -188,3 +188,62 @@ private func lower(_ p: Predicate<E>) -> PredicateNode? { PredicateNode.lower(p)
         #expect(SortKey(SortDescriptor(\LoweringEmployee.age)) { _ in nil } == nil)
     }
 }
+
+/// Lowered predicates evaluated on rows select the same objects as Foundation evaluating the original
+/// predicate on the objects (for predicates whose optionals Foundation and SQL treat alike).
+@Suite struct FetchingLoweringAgreementTests {
+    static let schema = FetchSchema(entityName: "LoweringEmployee", fields: [
+        "name": FieldInfo(column: 0, kind: .string), "nick": FieldInfo(column: 1, kind: .string),
+        "age": FieldInfo(column: 2, kind: .integer), "salary": FieldInfo(column: 3, kind: .double),
+        "flag": FieldInfo(column: 4, kind: .bool),
+        "manager": FieldInfo(column: 5, kind: .toOne(destination: "LoweringEmployee")),
+        "reports": FieldInfo(column: 6, kind: .toMany(destination: "LoweringEmployee")),
+    ])
+
+    @Test func loweredPredicatesSelectWhatFoundationSelects() throws {
+        let names = ["Ada", "Bob", "carl", "Dan", "Alma"]
+        let people = names.enumerated().map { i, name in
+            let e = LoweringEmployee()
+            e.name = name
+            e.age = [50, 30, 41, 20, 35][i]
+            e.salary = [9000, 3000, 4500.5, 100, 6000][i]
+            e.flag = i % 2 == 0
+            e.nick = i == 2 ? "cc" : nil
+            return e
+        }
+        people[1].manager = people[0]
+        people[2].manager = people[0]
+        people[3].manager = people[1]
+        people[0].reports = [people[1], people[2]]
+        people[1].reports = [people[3]]
+        let table = TableID(rawValue: 1)
+        func key(_ e: LoweringEmployee) -> Int64 { Int64(people.firstIndex { $0 === e }!) }
+        let rows = people.map { e in
+            Row([.string(e.name), e.nick.map(Value.string) ?? .null, .int(Int64(e.age)), .double(e.salary), .bool(e.flag),
+                 e.manager.map { .reference(RowReference(table: table, key: key($0))) } ?? .null,
+                 .references(e.reports.map { RowReference(table: table, key: key($0)) })])
+        }
+        let evaluator = RowEvaluator(schema: Self.schema) { _, ref in (rows[Int(ref.key)], Self.schema) }
+        let bounds = ["Bob", "carl"]
+        let predicates: [Predicate<LoweringEmployee>] = [
+            #Predicate { $0.age > 30 && $0.name.starts(with: "A") },
+            #Predicate { $0.manager?.name == "Ada" },
+            #Predicate { $0.manager?.manager?.age == 50 },
+            #Predicate { $0.reports.contains { $0.age > 40 } },
+            #Predicate { $0.reports.count >= 1 || $0.flag },
+            #Predicate { (20...41).contains($0.age) },
+            #Predicate { !bounds.contains($0.name) },
+            #Predicate { $0.salary < 5000.0 && $0.nick == nil },
+            #Predicate { $0.name.contains("a") },
+            #Predicate { $0.nick?.starts(with: "c") == true },
+            #Predicate { $0.reports.allSatisfy { $0.flag } },
+            #Predicate { $0.reports.isEmpty },
+        ]
+        for predicate in predicates {
+            let node = try #require(PredicateNode.lower(predicate))
+            let viaRows = try rows.indices.filter { try evaluator.matches(node, row: rows[$0]) }
+            let viaFoundation = try people.indices.filter { try predicate.evaluate(people[$0]) }
+            #expect(viaRows == viaFoundation, "\(node)")
+        }
+    }
+}

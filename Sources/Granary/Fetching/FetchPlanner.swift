@@ -28,6 +28,7 @@ public struct FetchPlan: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Where the fetch reads its candidate rows.
     public var access: AccessPath
     /// What each row the access path yields must still satisfy; `nil` when the access path alone answers
     /// the predicate (and the entity filter).
@@ -47,7 +48,7 @@ public struct FetchPlan: Sendable, CustomStringConvertible {
 /// Chooses how to run a fetch: which index to scan (if any), with which bounds, and what is left to do.
 ///
 /// Rules:
-/// 1. The predicate is flattened into AND terms; when `FetchSchema.entityColumn` is set, the term
+/// 1. The predicate is simplified (`PredicateNode.simplified`) and flattened into AND terms; when `FetchSchema.entityColumn` is set, the term
 ///    `_entity IN entityCodes` is added so that rows of other entities sharing the table are skipped.
 ///    A predicate that is always false plans as an empty `.indexUnion([])`.
 /// 2. A term can be answered by an index column when it tests a field of the fetched entity itself (a
@@ -84,7 +85,7 @@ public enum FetchPlanner {
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
     public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) -> FetchPlan {
-        var terms = [predicate ?? .true]
+        var terms = [predicate?.simplified ?? .true]
         if schema.entityColumn != nil {
             terms.append(.isIn([FetchSchema.entityKey], schema.entityCodes.sorted().map(Value.int)))
         }

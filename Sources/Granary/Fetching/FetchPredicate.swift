@@ -20,8 +20,11 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The predicate no object satisfies.
     public static let none = FetchPredicate(.false)
 
+    /// Both predicates hold.
     public static func && (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.all([a.node, b.node])) }
+    /// Either predicate holds.
     public static func || (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.either([a.node, b.node])) }
+    /// The predicate does not hold.
     public static prefix func ! (a: FetchPredicate) -> FetchPredicate { FetchPredicate(.not(a.node)) }
 
     public var description: String { node.description }
@@ -55,11 +58,17 @@ public struct FetchKey: Sendable {
         return FetchPredicate(.compare(path, op, .value(value)))
     }
 
+    /// The key's value == the constant (a nil constant with == or != tests for null).
     public static func == (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.equal, v) }
+    /// The key's value != the constant (a nil constant with == or != tests for null).
     public static func != (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.notEqual, v) }
+    /// The key's value < the constant (a nil constant with == or != tests for null).
     public static func < (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.less, v) }
+    /// The key's value <= the constant (a nil constant with == or != tests for null).
     public static func <= (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.lessOrEqual, v) }
+    /// The key's value > the constant (a nil constant with == or != tests for null).
     public static func > (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.greater, v) }
+    /// The key's value >= the constant (a nil constant with == or != tests for null).
     public static func >= (k: FetchKey, v: some PredicateValueConvertible) -> FetchPredicate { k.compare(.greaterOrEqual, v) }
 
     /// `key == nil`.
@@ -67,11 +76,17 @@ public struct FetchKey: Sendable {
     /// `key != nil`.
     public static func != (k: FetchKey, _: _OptionalNilComparisonType) -> FetchPredicate { FetchPredicate(.not(.isNil(k.path))) }
 
+    /// The first key's value == the second key's value.
     public static func == (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .equal, .keyPath(b.path))) }
+    /// The first key's value != the second key's value.
     public static func != (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .notEqual, .keyPath(b.path))) }
+    /// The first key's value < the second key's value.
     public static func < (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .less, .keyPath(b.path))) }
+    /// The first key's value <= the second key's value.
     public static func <= (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .lessOrEqual, .keyPath(b.path))) }
+    /// The first key's value > the second key's value.
     public static func > (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .greater, .keyPath(b.path))) }
+    /// The first key's value >= the second key's value.
     public static func >= (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .greaterOrEqual, .keyPath(b.path))) }
 
     /// The value is null.
@@ -125,10 +140,16 @@ public struct FetchKey: Sendable {
 public struct FetchCount: Sendable {
     public var path: KeyPathExpr
 
+    /// The number of members == n.
     public static func == (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .equal, n)) }
+    /// The number of members != n.
     public static func != (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .notEqual, n)) }
+    /// The number of members < n.
     public static func < (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .less, n)) }
+    /// The number of members <= n.
     public static func <= (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .lessOrEqual, n)) }
+    /// The number of members > n.
     public static func > (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .greater, n)) }
+    /// The number of members >= n.
     public static func >= (c: FetchCount, n: Int) -> FetchPredicate { FetchPredicate(.count(c.path, .greaterOrEqual, n)) }
 }

@@ -11,10 +11,15 @@ public typealias KeyPathExpr = [String]
 /// Build one directly for dynamic predicates the other forms cannot express. Semantics follow Core Data's
 /// SQLite store: a comparison with a null value is false, except `isNil` and `compare(_, ==/!=, .null)`.
 public indirect enum PredicateNode: Sendable, Hashable {
+    /// Every object matches (`TRUEPREDICATE`).
     case `true`
+    /// No object matches (`FALSEPREDICATE`).
     case `false`
+    /// Every term holds; the empty conjunction is true.
     case and([PredicateNode])
+    /// Some term holds; the empty disjunction is false.
     case or([PredicateNode])
+    /// The term does not hold (under the null rules, `NOT (x == 5)` holds for a null `x`).
     case not(PredicateNode)
     /// `key op constant` or `key op otherKey`.
     case compare(KeyPathExpr, ComparisonOperator, Operand)
@@ -61,6 +66,28 @@ public indirect enum PredicateNode: Sendable, Hashable {
     }
 }
 
+extension PredicateNode {
+    /// The same predicate with constants folded: `true`/`false` terms absorbed, nested ANDs and ORs
+    /// flattened, double negations removed, and ANY over an always-false test made `false`.
+    public var simplified: PredicateNode {
+        switch self {
+        case .and(let terms): return .all(terms.map(\.simplified))
+        case .or(let terms): return .either(terms.map(\.simplified))
+        case .not(let term):
+            switch term.simplified {
+            case .true: return .false
+            case .false: return .true
+            case .not(let inner): return inner
+            case let s: return .not(s)
+            }
+        case .any(let path, let inner):
+            let s = inner.simplified
+            return s == .false ? .false : .any(path, s)
+        default: return self
+        }
+    }
+}
+
 /// The six comparison operators of predicates, sorts and `@count`.
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
@@ -96,7 +123,9 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 
 /// The right-hand side of a comparison: a constant or another key path of the same object.
 public enum Operand: Sendable, Hashable {
+    /// A constant.
     case value(Value)
+    /// The value at another key path of the same object.
     case keyPath(KeyPathExpr)
 }
 
