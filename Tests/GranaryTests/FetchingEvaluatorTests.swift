@@ -105,7 +105,7 @@ struct EvaluatorFixture {
         #expect(try keys("name MATCHES[c] 'c.*'") == [4])
         #expect(try keys("name MATCHES 'o'") == [])  // must match the whole string
         #expect(try keys("nick BEGINSWITH ''") == [3])  // a null string has no prefix
-        #expect(throws: Granary.PredicateError.self) { try keys("name MATCHES '('") }
+        #expect(throws: Granary.PredicateParseError.self) { try keys("name MATCHES '('") }
     }
 
     @Test func likePatternsHandleEscapesAndBacktracking() {
@@ -147,11 +147,11 @@ struct EvaluatorFixture {
     }
 
     @Test func keyPathErrorsNameTheKeyAndEntity() {
-        #expect(throws: Granary.PredicateError.unknownKey(keyPath: "wage", entity: "Employee")) { try keys("wage > 3") }
-        #expect(throws: Granary.PredicateError.self) { try keys("reports.age > 3") }
-        #expect(throws: Granary.PredicateError.self) { try keys("reports == nil") }
-        #expect(throws: Granary.PredicateError.self) { try keys("name.@count > 1") }
-        #expect(throws: Granary.PredicateError.self) { try keys("age.x == 1") }
+        #expect(throws: Granary.PredicateParseError.unknownKey(keyPath: "wage", entity: "Employee")) { try keys("wage > 3") }
+        #expect(throws: Granary.PredicateParseError.self) { try keys("reports.age > 3") }
+        #expect(throws: Granary.PredicateParseError.self) { try keys("reports == nil") }
+        #expect(throws: Granary.PredicateParseError.self) { try keys("name.@count > 1") }
+        #expect(throws: Granary.PredicateParseError.self) { try keys("age.x == 1") }
     }
 
     @Test func sortingPutsNullsFirstAscendingAndLastDescending() throws {

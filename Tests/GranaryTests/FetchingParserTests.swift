@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import Granary
 
-/// Foundation also declares a `PredicateError`; ours is the module's.
-private typealias PredicateError = Granary.PredicateError
+/// Foundation also declares a `PredicateParseError`; ours is the module's.
+private typealias PredicateParseError = Granary.PredicateParseError
 
 @Suite struct FetchingParserTests {
     func parse(_ s: String, _ args: [Any?] = []) throws -> PredicateNode { try PredicateParser.parse(s, arguments: args) }
@@ -12,7 +12,7 @@ private typealias PredicateError = Granary.PredicateError
         do {
             _ = try parse(s, args)
             return nil
-        } catch let PredicateError.syntax(message, token, offset) {
+        } catch let PredicateParseError.syntax(message, token, offset) {
             return (token, offset, message)
         } catch {
             return ("other: \(error)", -1, "")
@@ -149,17 +149,17 @@ private typealias PredicateError = Granary.PredicateError
         let unexpected = syntaxError("a == 1 ; b")
         #expect(unexpected?.token == ";" && unexpected?.offset == 7)
         // The message itself carries the token and offset for the user.
-        #expect(PredicateError.syntax(message: "expected a key path or a value", token: ">", offset: 5).description
+        #expect(PredicateParseError.syntax(message: "expected a key path or a value", token: ">", offset: 5).description
             == "expected a key path or a value: unexpected '>' at offset 5")
     }
 
     @Test func argumentErrorsNameThePlaceholder() {
-        #expect(throws: PredicateError.argument(message: "placeholder %@ has no argument (1 given)", offset: 17)) {
+        #expect(throws: PredicateParseError.argument(message: "placeholder %@ has no argument (1 given)", offset: 17)) {
             try PredicateParser.parse("a == %@ AND b == %@", arguments: [1])
         }
-        #expect(throws: PredicateError.self) { try PredicateParser.parse("%K == 1", arguments: [5]) }
-        #expect(throws: PredicateError.self) { try PredicateParser.parse("a == %d", arguments: ["x"]) }
-        #expect(throws: PredicateError.self) { try PredicateParser.parse("a == %@", arguments: [NSObject()]) }
+        #expect(throws: PredicateParseError.self) { try PredicateParser.parse("%K == 1", arguments: [5]) }
+        #expect(throws: PredicateParseError.self) { try PredicateParser.parse("a == %d", arguments: ["x"]) }
+        #expect(throws: PredicateParseError.self) { try PredicateParser.parse("a == %@", arguments: [NSObject()]) }
     }
 
     @Test func theBuilderMakesTheSameNodes() {

@@ -17,16 +17,18 @@ extension ManagedObjectContext {
     /// translated (then it is evaluated on the objects instead).
     func storeFetch<T>(_ request: FetchRequest<T>, window: Bool) throws -> (fetch: StoreFetch, unloweredPredicate: Predicate<T>?) {
         let entity = try entity(for: request)
+        let model = self.model!
+        let names: (AnyKeyPath) -> [String]? = { KeyPathProbe.components(of: $0, entity: entity, model: model) }
         var nodes: [PredicateNode] = []
         var unlowered: Predicate<T>?
         if let predicate = request.predicate {
-            if let node = PredicateLowering.lower(predicate) { nodes.append(node) } else { unlowered = predicate }
+            if let node = PredicateNode.lower(predicate, keyPathName: names) { nodes.append(node) } else { unlowered = predicate }
         }
         if let filter = request.filter { nodes.append(filter) }
         var sort = request.sortKeys
         var sortable = true
         for descriptor in request.sortDescriptors {
-            if let key = SortKey(descriptor) { sort.append(key) } else { sortable = false }
+            if let key = SortKey(descriptor, keyPathName: names) { sort.append(key) } else { sortable = false }
         }
         let pushWindow = window && unlowered == nil && sortable
         let fetch = StoreFetch(entity: entity, includesSubentities: request.includesSubentities,

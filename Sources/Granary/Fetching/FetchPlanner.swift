@@ -64,7 +64,8 @@ public struct FetchPlan: Sendable, CustomStringConvertible {
 ///    per value. The column after the bound ones may take a range (the first lower and first upper bound,
 ///    or a BETWEEN, or `!= nil`) or else a prefix. A double column's lower-only range gets `+inf` as its
 ///    upper bound, so that NaNs, which the index sorts above infinity, stay out as they do in evaluation.
-/// 4. Candidates rank by the number of bound columns, then by having a range or prefix, then by
+/// 4. Candidates that narrow by a predicate field beat those that only match the entity column; then
+///    they rank by the number of bound columns, then by having a range or prefix, then by
 ///    delivering the requested sort order, then by not needing a union, then by being a unique index
 ///    bound on every column, then by fewer columns. An index that binds nothing is chosen only to deliver
 ///    the sort order (a full scan in order, which a limit can stop early); with no candidate, the plan
@@ -359,12 +360,17 @@ public enum FetchPlanner {
         }
 
         var boundColumns: Int { equal.count }
+        /// Whether the scan narrows by a field of the predicate, not only by the entity filter, which in a
+        /// hierarchy table is barely selective: such a scan beats an equality on the entity column.
+        var narrowsUserFields: Bool {
+            index.columns.prefix(equal.count + (hasRangeOrPrefix ? 1 : 0)).contains { $0.name != FetchSchema.entityKey }
+        }
         var hasRangeOrPrefix: Bool { range != nil || prefix != nil }
         var isUniqueLookup: Bool { index.isUnique && union == nil && equal.count == index.columns.count }
 
         func isBetter(than other: Candidate) -> Bool {
-            let mine = [boundColumns, hasRangeOrPrefix ? 1 : 0, ordered ? 1 : 0, union == nil ? 1 : 0, isUniqueLookup ? 1 : 0, -index.columns.count]
-            let theirs = [other.boundColumns, other.hasRangeOrPrefix ? 1 : 0, other.ordered ? 1 : 0, other.union == nil ? 1 : 0,
+            let mine = [narrowsUserFields ? 1 : 0, boundColumns, hasRangeOrPrefix ? 1 : 0, ordered ? 1 : 0, union == nil ? 1 : 0, isUniqueLookup ? 1 : 0, -index.columns.count]
+            let theirs = [other.narrowsUserFields ? 1 : 0, other.boundColumns, other.hasRangeOrPrefix ? 1 : 0, other.ordered ? 1 : 0, other.union == nil ? 1 : 0,
                           other.isUniqueLookup ? 1 : 0, -other.index.columns.count]
             return mine.lexicographicallyPrecedes(theirs) == false && mine != theirs
         }

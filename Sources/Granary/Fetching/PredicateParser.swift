@@ -17,8 +17,8 @@ import GranaryStorage
 public enum PredicateParser {
     /// Parses a format string, substituting `arguments` for the placeholders in order.
     ///
-    /// - Throws: `PredicateError.syntax` naming the unexpected token and its character offset, or
-    ///   `PredicateError.argument` for a missing or unusable argument.
+    /// - Throws: `PredicateParseError.syntax` naming the unexpected token and its character offset, or
+    ///   `PredicateParseError.argument` for a missing or unusable argument.
     public static func parse(_ format: String, arguments: [Any?] = []) throws -> PredicateNode {
         var lexer = Lexer(format)
         var parser = Parser(tokens: try lexer.tokens(), arguments: arguments)
@@ -51,7 +51,7 @@ private struct Lexer {
 
     init(_ s: String) { chars = Array(s) }
 
-    func error(_ message: String, _ text: String, _ offset: Int) -> PredicateError {
+    func error(_ message: String, _ text: String, _ offset: Int) -> PredicateParseError {
         .syntax(message: message, token: text, offset: offset)
     }
 
@@ -215,7 +215,7 @@ private struct Parser {
         return t
     }
 
-    func error(_ message: String, at token: Token? = nil) -> PredicateError {
+    func error(_ message: String, at token: Token? = nil) -> PredicateParseError {
         let t = token ?? current
         return .syntax(message: message, token: t.text, offset: t.offset)
     }
@@ -407,24 +407,24 @@ private struct Parser {
             switch spec {
             case "K":
                 guard let key = arg as? String, !key.isEmpty else {
-                    throw PredicateError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
+                    throw PredicateParseError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
                 }
                 return try keyPathTail(key.split(separator: ".").map(String.init), start: t)
             case "d", "i", "u":
                 guard let any = arg, case .int(let n)? = PredicateValues.value(of: any) else {
-                    throw PredicateError.argument(message: "%\(spec) needs an integer, got \(describe(arg))", offset: t.offset)
+                    throw PredicateParseError.argument(message: "%\(spec) needs an integer, got \(describe(arg))", offset: t.offset)
                 }
                 return .constant(.int(n))
             case "f":
                 guard let any = arg, let v = PredicateValues.value(of: any), let d = Self.double(v) else {
-                    throw PredicateError.argument(message: "%f needs a number, got \(describe(arg))", offset: t.offset)
+                    throw PredicateParseError.argument(message: "%f needs a number, got \(describe(arg))", offset: t.offset)
                 }
                 return .constant(.double(d))
             default:
                 guard let any = arg else { return .constant(.null) }
                 if let v = PredicateValues.value(of: any) { return .constant(v) }
                 if let vs = PredicateValues.values(of: any) { return .list(vs) }
-                throw PredicateError.argument(message: "%@ got \(describe(arg)), which is not a predicate value or a collection of them", offset: t.offset)
+                throw PredicateParseError.argument(message: "%@ got \(describe(arg)), which is not a predicate value or a collection of them", offset: t.offset)
             }
         case .number(let text):
             _ = advance()
@@ -508,7 +508,7 @@ private struct Parser {
             case .placeholder("K"):
                 let arg = try argument(for: t)
                 guard let key = arg as? String, !key.isEmpty else {
-                    throw PredicateError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
+                    throw PredicateParseError.argument(message: "%K needs a key path string, got \(describe(arg))", offset: t.offset)
                 }
                 path.append(contentsOf: key.split(separator: ".").map(String.init))
             default:
@@ -578,7 +578,7 @@ private struct Parser {
 
     mutating func argument(for token: Token) throws -> Any? {
         guard nextArgument < arguments.count else {
-            throw PredicateError.argument(message: "placeholder \(token.text) has no argument (\(arguments.count) given)", offset: token.offset)
+            throw PredicateParseError.argument(message: "placeholder \(token.text) has no argument (\(arguments.count) given)", offset: token.offset)
         }
         defer { nextArgument += 1 }
         return arguments[nextArgument]

@@ -32,7 +32,7 @@ public struct RowEvaluator {
 
     /// Whether `row` satisfies the predicate.
     ///
-    /// - Throws: `PredicateError.unknownKey` or `.invalidKeyPath` for a key path the schema does not
+    /// - Throws: `PredicateParseError.unknownKey` or `.invalidKeyPath` for a key path the schema does not
     ///   allow, `.invalidRegularExpression` for a bad `MATCHES` pattern, and what `resolve` throws.
     public func matches(_ node: PredicateNode, row: Row) throws -> Bool {
         try matches(node, row, schema)
@@ -126,14 +126,14 @@ public struct RowEvaluator {
 
     private func field(_ name: String, of path: KeyPathExpr, in schema: FetchSchema) throws -> FieldInfo {
         guard let info = schema.field(name) else {
-            throw PredicateError.unknownKey(keyPath: self.name(path), entity: schema.entityName)
+            throw PredicateParseError.unknownKey(keyPath: self.name(path), entity: schema.entityName)
         }
         return info
     }
 
     private func value(_ path: KeyPathExpr, _ row: Row, _ schema: FetchSchema) throws -> (value: Value, kind: FieldKind?) {
         guard !path.isEmpty else {
-            throw PredicateError.invalidKeyPath(keyPath: "SELF", entity: schema.entityName, reason: "cannot be compared on rows")
+            throw PredicateParseError.invalidKeyPath(keyPath: "SELF", entity: schema.entityName, reason: "cannot be compared on rows")
         }
         var row = row
         var schema = schema
@@ -142,13 +142,13 @@ public struct RowEvaluator {
             let v = row[info.column]
             if i == path.count - 1 {
                 if case .toMany = info.kind {
-                    throw PredicateError.invalidKeyPath(keyPath: self.name(path), entity: schema.entityName,
+                    throw PredicateParseError.invalidKeyPath(keyPath: self.name(path), entity: schema.entityName,
                                                         reason: "ends at a to-many relationship: use ANY, SUBQUERY or @count")
                 }
                 return (v, info.kind)
             }
             guard case .toOne(let destination) = info.kind else {
-                throw PredicateError.invalidKeyPath(keyPath: self.name(path), entity: schema.entityName,
+                throw PredicateParseError.invalidKeyPath(keyPath: self.name(path), entity: schema.entityName,
                                                     reason: "continues after '\(name)', which is not a to-one relationship (use ANY for to-many)")
             }
             guard case .reference(let ref) = v, let next = try resolve(destination, ref) else { return (.null, nil) }
@@ -172,7 +172,7 @@ public struct RowEvaluator {
                 case (.toOne, _), (.toMany, _):
                     continue
                 default:
-                    throw PredicateError.invalidKeyPath(keyPath: self.name(path), entity: s.entityName,
+                    throw PredicateParseError.invalidKeyPath(keyPath: self.name(path), entity: s.entityName,
                                                         reason: "passes through '\(name)', which is not a relationship")
                 }
             }
@@ -184,13 +184,13 @@ public struct RowEvaluator {
     /// The number of references held by the to-many relationships at the end of the key path.
     private func count(_ path: KeyPathExpr, _ row: Row, _ schema: FetchSchema) throws -> Int {
         guard let last = path.last else {
-            throw PredicateError.invalidKeyPath(keyPath: "SELF", entity: schema.entityName, reason: "has no @count")
+            throw PredicateParseError.invalidKeyPath(keyPath: "SELF", entity: schema.entityName, reason: "has no @count")
         }
         var total = 0
         for (r, s) in try members(Array(path.dropLast()), row, schema) {
             let info = try field(last, of: path, in: s)
             guard case .toMany = info.kind else {
-                throw PredicateError.invalidKeyPath(keyPath: name(path), entity: s.entityName, reason: "is not a to-many relationship, so it has no @count")
+                throw PredicateParseError.invalidKeyPath(keyPath: name(path), entity: s.entityName, reason: "is not a to-many relationship, so it has no @count")
             }
             if case .references(let refs) = r[info.column] { total += refs.count }
         }
@@ -244,7 +244,7 @@ private final class RegexCache {
             compiled[key] = r
             return r
         } catch {
-            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: "\(error)")
+            throw PredicateParseError.invalidRegularExpression(pattern: pattern, reason: "\(error)")
         }
     }
 }

@@ -47,20 +47,12 @@ final class EntityLayout: Sendable {
         }
     }
 
-    /// The property a typed key path names, from its description (`\Employee.name` → `name`).
-    func index(forKeyPath keyPath: AnyKeyPath) -> Int? {
-        if let i = keyPathLock.withLock({ keyPathIndexes[keyPath] }) { return i }
-        guard let name = Self.propertyName(of: keyPath), let i = indexByName[name] else { return nil }
-        keyPathLock.withLock { keyPathIndexes[keyPath] = i }
-        return i
+    func cachedIndex(forKeyPath keyPath: AnyKeyPath) -> Int? {
+        keyPathLock.withLock { keyPathIndexes[keyPath] }
     }
 
-    static func propertyName(of keyPath: AnyKeyPath) -> String? {
-        let text = String(describing: keyPath)
-        guard let dot = text.firstIndex(of: ".") else { return nil }
-        let rest = text[text.index(after: dot)...]
-        let name = rest.prefix { $0 != "." && $0 != "?" && $0 != "!" }
-        return name.isEmpty ? nil : String(name)
+    func cache(_ index: Int, forKeyPath keyPath: AnyKeyPath) {
+        keyPathLock.withLock { keyPathIndexes[keyPath] = index }
     }
 
     /// The initial value of a property in a new object: the attribute's default, an empty to-many.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Declares a typed property of a `ManagedObject` subclass, backed by the attribute or relationship of
 /// the same name in the entity: Granary's `@NSManaged`.
@@ -13,7 +14,11 @@ import Foundation
 /// error should be thrown instead. Reading a non-optional property whose value is nil is a programming
 /// error for the same reason: declare it optional or give the attribute a default value.
 @propertyWrapper
-public struct Managed<Value> {
+public struct Managed<Value>: ManagedStorage {
+    /// Tells this declaration's storage apart from every other's, so that the property's name can be
+    /// found by reflection (Swift describes a subclass's private storage key paths unreliably).
+    let token = ManagedStorageToken.next()
+
     public init() {}
 
     @available(*, unavailable, message: "@Managed properties can only be declared in ManagedObject subclasses")
@@ -29,7 +34,10 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
-            let i = index(object, wrappedKeyPath)
+            let i = index(object, storageKeyPath)
+            if let probe = KeyPathProbe.current {
+                return probe.record(object, property: i, as: Value.self)
+            }
             let raw = object.publicValue(at: i)
             guard let value = ManagedValueCoercion.coerce(raw, to: Value.self) else {
                 preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
@@ -37,7 +45,7 @@ public struct Managed<Value> {
             return value
         }
         set {
-            let i = index(object, wrappedKeyPath)
+            let i = index(object, storageKeyPath)
             do {
                 try object.setPublicValue(ManagedValueCoercion.unwrap(newValue), at: i)
             } catch {
@@ -46,12 +54,36 @@ public struct Managed<Value> {
         }
     }
 
-    private static func index<Object: ManagedObject>(_ object: Object, _ keyPath: AnyKeyPath) -> Int {
-        guard let i = object.layout.index(forKeyPath: keyPath) else {
-            preconditionFailure("\(keyPath) names no property of entity \(object.entity.name)")
+    /// The property behind the wrapper: found once per class by matching the storage's token against
+    /// the object's reflected children (`_name` → `name`), then cached by key path.
+    private static func index<Object: ManagedObject>(_ object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> Int {
+        if let i = object.layout.cachedIndex(forKeyPath: storageKeyPath) { return i }
+        let token = object[keyPath: storageKeyPath].token
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let m = mirror {
+            for child in m.children {
+                guard let storage = child.value as? any ManagedStorage, storage.token == token, var label = child.label else { continue }
+                if label.hasPrefix("_") { label.removeFirst() }
+                guard let i = object.layout.indexByName[label] else {
+                    preconditionFailure("@Managed var \(label) of \(Object.self) names no property of entity \(object.entity.name)")
+                }
+                object.layout.cache(i, forKeyPath: storageKeyPath)
+                return i
+            }
+            mirror = m.superclassMirror
         }
-        return i
+        preconditionFailure("cannot find the @Managed property at \(storageKeyPath) in \(Object.self)")
     }
+}
+
+/// What every `Managed<Value>` has, whatever its value type: for finding a declaration by reflection.
+protocol ManagedStorage {
+    var token: UInt64 { get }
+}
+
+enum ManagedStorageToken {
+    private static let counter = Mutex<UInt64>(0)
+    static func next() -> UInt64 { counter.withLock { $0 += 1; return $0 } }
 }
 
 /// Converts the values the object layer stores into the types `@Managed` properties declare.

@@ -34,7 +34,9 @@ struct StoreChanges {
 
 /// Thrown inside a save's write transaction when optimistic locking fails, so nothing is written; the
 /// context resolves the conflicts with its merge policy and tries again.
-struct ConflictsFound: Error {
+struct ConflictsFound: Error, @unchecked Sendable {
+    // @unchecked: the records hold plain values, and the error never leaves the saving thread: it is
+    // thrown inside the store's write block and caught by the save that started it.
     var conflicts: [MergeConflict]
     /// The store's current state of each conflicting object (absent: deleted in the store).
     var storeRecords: [ManagedObjectID: ObjectRecord]

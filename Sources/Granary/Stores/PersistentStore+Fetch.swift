@@ -36,8 +36,21 @@ extension PersistentStore {
             }
             fields[property.name] = FieldInfo(column: column, kind: kind)
         }
-        let indexes = m.tableSchema.indexes.map { definition in
-            PlannerIndex(name: definition.name, columns: definition.columns.map { ($0.name, $0.isDescending) }, isUnique: definition.isUnique)
+        // Index columns are table columns ("Employee.salary" for a sub-entity's); the planner speaks in
+        // the fetched entity's property names. Indexes over columns this entity does not have are skipped.
+        let propertyForColumn: [String: String] = Dictionary(uniqueKeysWithValues: fields.map { (m.tableSchema.columns[$0.value.column].name, $0.key) })
+        let indexes: [PlannerIndex] = m.tableSchema.indexes.compactMap { definition in
+            var columns: [(name: String, descending: Bool)] = []
+            for column in definition.columns {
+                if column.name == StorageMapping.entityColumnName {
+                    columns.append((FetchSchema.entityKey, column.isDescending))
+                } else if let property = propertyForColumn[column.name] {
+                    columns.append((property, column.isDescending))
+                } else {
+                    return nil
+                }
+            }
+            return PlannerIndex(name: definition.name, columns: columns, isUnique: definition.isUnique)
         }
         let table = mapping.table(named: m.tableName)
         let codes = Set(m.entityCodes(includingSubentities: includesSubentities))

@@ -1,6 +1,6 @@
 /// Everything that can go wrong reading or evaluating a predicate; each message names the offending
 /// token and its character offset, or the key path and entity involved.
-public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The format string does not parse: `token` (empty at the end of input) at `offset` characters from
     /// the start was not what the parser expected.
     case syntax(message: String, token: String, offset: Int)

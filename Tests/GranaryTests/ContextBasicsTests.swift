@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+@testable import Granary
+
+@Suite struct ContextBasicsTests {
+    @Test func insertSaveReopenAndFetchWithTypedProperties() throws {
+        let url = scratchURL()
+        let (coordinator, context) = try makeStack(.durable, at: url)
+        let uri: URL = try context.performAndWait {
+            let acme = Company(context: context)
+            acme.name = "Acme"
+            let ada = Employee(context: context)
+            ada.name = "Ada"
+            ada.salary = 120_000
+            ada.company = acme
+            #expect(ada.objectID.isTemporaryID && ada.isInserted)
+            #expect(acme.employees == [ada])  // the inverse follows at once
+            try context.save()
+            #expect(!ada.objectID.isTemporaryID && !ada.isInserted && !context.hasChanges)
+            return ada.objectID.uriRepresentation
+        }
+        try coordinator.remove(coordinator.persistentStores[0])
+
+        let (_, reopened) = try makeStack(.durable, at: url)
+        try reopened.performAndWait {
+            let id = try ManagedObjectID(uriRepresentation: uri)
+            let ada = try #require(try reopened.existingObject(with: id) as? Employee)
+            #expect(ada.name == "Ada" && ada.salary == 120_000)
+            #expect(ada.company?.name == "Acme")
+            #expect(ada.company?.employees.map(\.name) == ["Ada"])
+            let all = try reopened.fetch(FetchRequest<Company>())
+            #expect(all.map(\.name) == ["Acme"])
+        }
+    }
+
+    @Test func fetchWithPredicateSortAndLimitUsesTheIndex() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            for i in 0..<50 {
+                let e = Employee(context: context)
+                e.name = "E\(i)"
+                e.salary = i * 1000
+            }
+            try context.save()
+            let before = coordinator.fetchStatistics
+            var request = FetchRequest<Employee>(predicate: #Predicate { $0.salary >= 10_000 && $0.salary < 20_000 },
+                                                 sortBy: [SortDescriptor(\.salary, order: .reverse)], fetchLimit: 3)
+            let top = try context.fetch(request)
+            #expect(top.map(\.salary) == [19_000, 18_000, 17_000])
+            let after = coordinator.fetchStatistics
+            #expect(after.fullScans == before.fullScans, "an indexed fetch scanned the table")
+            #expect(after.indexScans > before.indexScans)
+            let plan = try context.explain(request)
+            #expect(plan.explain.contains("bySalary"), "\(plan.explain)")
+            request.fetchLimit = 0
+            #expect(try context.count(for: request) == 10)
+            // String-keyed, for run-time models.
+            var dynamic = FetchRequest<ManagedObject>(entityName: "Employee")
+            dynamic.filter = try PredicateParser.parse("salary > %@ AND name BEGINSWITH 'E4'", arguments: [40_000])
+            dynamic.sortKeys = [SortKey("salary")]
+            #expect(try context.fetch(dynamic).map { try $0.value(forKey: "name") as? String } == ["E41", "E42", "E43", "E44", "E45", "E46", "E47", "E48", "E49"])
+        }
+    }
+
+    @Test func unsavedChangesShowUpInFetches() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let a = Employee(context: context)
+            a.name = "Saved"
+            a.salary = 10
+            try context.save()
+            let b = Employee(context: context)
+            b.name = "Unsaved"
+            b.salary = 20
+            a.salary = 30
+            var request = FetchRequest<Employee>(predicate: #Predicate { $0.salary > 15 }, sortBy: [SortDescriptor(\.salary)])
+            #expect(try context.fetch(request).map(\.name) == ["Unsaved", "Saved"])
+            context.delete(b)
+            #expect(try context.fetch(request).map(\.name) == ["Saved"])
+            request.includesPendingChanges = false
+            context.delete(a)
+            #expect(try context.fetch(request).isEmpty)
+            context.rollback()
+            #expect(a.salary == 10 && !a.isDeleted)
+        }
+    }
+
+    @Test func subEntitiesComeBackWithTheirClasses() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let e = Employee(context: context)
+            e.name = "Emp"
+            let c = Contractor(context: context)
+            c.name = "Con"
+            c.rate = 99.5
+            try context.save()
+            context.reset()
+            let people = try context.fetch(FetchRequest<Person>(sortBy: [SortDescriptor(\.name)]))
+            #expect(people.count == 2)
+            #expect(people[0] is Contractor && people[1] is Employee)
+            #expect((people[0] as? Contractor)?.rate == 99.5)
+            #expect(try context.fetch(FetchRequest<Employee>()).map(\.name) == ["Emp"])
+        }
+    }
+
+    @Test func objectIDsAndURIs() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let e = Employee(context: context)
+            e.name = "X"
+            let temporary = e.objectID
+            #expect(try ManagedObjectID(uriRepresentation: temporary.uriRepresentation) == temporary)
+            try context.obtainPermanentIDs(for: [e])
+            #expect(!e.objectID.isTemporaryID && e.objectID.primaryKey != nil)
+            try context.save()
+            #expect(context.object(with: e.objectID) === e)
+            #expect(throws: ObjectIDError.self) { try ManagedObjectID(uriRepresentation: URL(string: "x-granary://nope/Employee/p1")!) }
+            let missing = ManagedObjectID(entityName: "Employee", store: e.objectID.persistentStoreIdentifier!, key: 999)
+            #expect(throws: ContextError.self) { try context.existingObject(with: missing) }
+        }
+    }
+
+    @Test func badInputIsAThrownErrorNamingEntityKeyAndValue() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let e = Employee(context: context)
+            do {
+                try e.setValue("lots", forKey: "salary")
+                Issue.record("a string went into an integer attribute")
+            } catch let error as ContextError {
+                #expect(error.description.contains("Employee.salary") && error.description.contains("lots"))
+            }
+            #expect(throws: ContextError.self) { try e.setValue(1, forKey: "nope") }
+            #expect(throws: ContextError.self) { _ = try e.value(forKey: "nope") }
+            let other = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: context.persistentStoreCoordinator)
+            let stranger = other.performAndWait { Company(context: other) }
+            #expect(throws: ContextError.self) { try e.setValue(stranger, forKey: "company") }
+            #expect(throws: ContextError.self) { try context.fetch(FetchRequest<ManagedObject>(entityName: "Nope")) }
+        }
+    }
+
+    @Test func validationReportsEveryProblemAndWritesNothing() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let a = Employee(context: context)
+            a.name = ""              // too short
+            a.email = "not-an-email" // regex
+            a.salary = 5_000_000     // over the range
+            do {
+                try context.save()
+                Issue.record("invalid objects were saved")
+            } catch ContextError.validation(let errors) {
+                #expect(errors.count == 3)
+                #expect(errors.map(\.description).joined().contains("salary"))
+            }
+            #expect(try coordinator.persistentStores[0].engine.read().count(in: "Person") == 0)
+        }
+    }
+
+    @Test func constraintViolationIsReported() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let a = Employee(context: context)
+            a.name = "A"
+            a.email = "same@x.io"
+            try context.save()
+            let b = Employee(context: context)
+            b.name = "B"
+            b.email = "same@x.io"
+            do {
+                try context.save()
+                Issue.record("duplicate email saved")
+            } catch ContextError.constraintViolation(let entity, let properties, let value) {
+                #expect(entity == "Person" && properties == ["email"] && value.contains("same@x.io"))
+            }
+        }
+    }
+
+    @Test func changedAndCommittedValues() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let e = Employee(context: context)
+            e.name = "Before"
+            try context.save()
+            e.name = "After"
+            #expect(e.isUpdated && e.hasChanges)
+            #expect(e.changedValues()["name"] as? String == "After")
+            #expect(e.committedValues(forKeys: ["name"])["name"] as? String == "Before")
+            context.refresh(e, mergeChanges: false)
+            #expect(e.isFault)
+            #expect(e.name == "Before" && !e.isFault)
+        }
+    }
+}
