@@ -149,22 +149,21 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
         var ids: [ManagedObjectID: ManagedObjectID] = [:]
         var versions: [ManagedObjectID: Int64] = [:]
-        // Nest the write transactions so every store's checks run before any store commits.
-        func writeStores(_ index: Int, _ body: () throws -> Void) throws {
-            guard index < work.count else { return try body() }
+        // Nest the write transactions: each store applies (and checks) its changes, then the next store
+        // does, and only when all have passed do they commit, innermost first.
+        func writeStores(_ index: Int) throws {
+            guard index < work.count else { return }
             let (store, storeChanges) = work[index]
             do {
                 try store.engine.write { tx in
-                    try writeStores(index + 1) {
-                        try Self.apply(storeChanges, to: store, in: tx, ids: &ids, versions: &versions)
-                    }
-                    if index == 0 { try body() }
+                    try Self.apply(storeChanges, to: store, in: tx, ids: &ids, versions: &versions)
+                    try writeStores(index + 1)
                 }
             } catch let error as StorageError {
                 throw Self.translate(error, store: store)
             }
         }
-        try writeStores(0) {}
+        try writeStores(0)
         return (ids, versions)
     }
 

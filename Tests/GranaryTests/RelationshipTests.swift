@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import Granary
+
+@Suite struct RelationshipTests {
+    @Test func settingOneSideUpdatesTheInverseAtOnce() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let boss = Employee(context: context)
+            boss.name = "Boss"
+            let a = Employee(context: context)
+            a.name = "A"
+            let b = Employee(context: context)
+            b.name = "B"
+            a.manager = boss
+            #expect(boss.reports == [a])
+            boss.reports = [a, b]
+            #expect(b.manager === boss)
+            // Moving b to another manager takes it out of the first manager's reports.
+            let other = Employee(context: context)
+            other.name = "Other"
+            b.manager = other
+            #expect(boss.reports == [a] && other.reports == [b])
+            boss.reports = []
+            #expect(a.manager == nil)
+            // Ordered to-many keeps its order, and the inverse follows.
+            let badges = (0..<3).map { i -> Badge in
+                let badge = Badge(context: context)
+                badge.title = "B\(i)"
+                return badge
+            }
+            a.badges = [badges[2], badges[0], badges[1]]
+            #expect(a.badges.map(\.title) == ["B2", "B0", "B1"] && badges[0].holder === a)
+            try context.save()
+            context.reset()
+            let reloaded = try context.fetch(FetchRequest<Employee>(predicate: #Predicate { $0.name == "A" }))
+            #expect(reloaded.first?.badges.map(\.title) == ["B2", "B0", "B1"])
+        }
+    }
+
+    @Test func deleteRulesNullifyCascadeAndDeny() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let company = Company(context: context)
+            company.name = "Acme"
+            let boss = Employee(context: context)
+            boss.name = "Boss"
+            let worker = Employee(context: context)
+            worker.name = "Worker"
+            worker.manager = boss
+            worker.company = company
+            let badge = Badge(context: context)
+            badge.title = "Gold"
+            boss.badges = [badge]
+            try context.save()
+
+            // Deny: a company with employees cannot be deleted.
+            context.delete(company)
+            do {
+                try context.save()
+                Issue.record("deny rule did not block the save")
+            } catch ContextError.deleteDenied(let entity, let relationship, _, let count) {
+                #expect(entity == "Company" && relationship == "employees" && count == 1)
+            }
+            context.rollback()
+            #expect(!company.isDeleted)
+
+            // Nullify and cascade: deleting the boss empties the worker's manager and deletes the badge.
+            context.delete(boss)
+            #expect(worker.manager == nil)
+            #expect(badge.isDeleted)
+            try context.save()
+            let snapshot = coordinator.persistentStores[0].engine.read()
+            #expect(try snapshot.count(in: "Badge") == 0)
+            #expect(try context.fetch(FetchRequest<Employee>()).map(\.name) == ["Worker"])
+        }
+    }
+
+    @Test func toManyFaultsLoadOnFirstTouch() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let company = Company(context: context)
+            company.name = "Big"
+            for i in 0..<20 {
+                let e = Employee(context: context)
+                e.name = "E\(i)"
+                e.company = company
+            }
+            try context.save()
+            context.reset()
+            let fetched = try #require(try context.fetch(FetchRequest<Company>()).first)
+            let members = fetched.employees
+            #expect(members.count == 20)
+            #expect(members.allSatisfy { $0.isFault })  // destinations are faults until touched
+            #expect(members.map(\.name).sorted().first == "E0")
+            #expect(members.allSatisfy { !$0.isFault })
+        }
+    }
+}
