@@ -25,6 +25,7 @@ let package = Package(
             name: "granary",
             dependencies: [
                 "GranaryStorage",
+                "Granary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -33,10 +33,15 @@ struct Demo: ParsableCommand {
 
     private func runDemo() throws {
         let url = store.map { URL(fileURLWithPath: $0) } ?? Self.defaultLocation
-        if fresh { try? FileManager.default.removeItem(at: url) }
+        if fresh {
+            try? FileManager.default.removeItem(at: url)
+            try? FileManager.default.removeItem(at: url.deletingLastPathComponent().appendingPathComponent("Library.granary"))
+        }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        print("Granary storage engine demo")
-        print("store: \(url.path)\n")
+        print("Granary demo")
+        print("stores: \(url.deletingLastPathComponent().path)\n")
+        try ObjectGraphDemo.run(store: url.deletingLastPathComponent().appendingPathComponent("Library.granary"))
+        print("Storage engine (module GranaryStorage), store \(url.lastPathComponent)")
 
         var engine = try step("open (recover log + snapshot)") { try Engine.open(.directory(url)) }
         let report = engine.recoveryReport
