@@ -192,3 +192,43 @@ import Testing
         }
     }
 }
+
+@Suite struct TypedAccessTests {
+    final class Tiny: ManagedObject {
+        @Managed var small: Int
+        @Managed var label: String
+    }
+
+    @Test func aRejectedTypedValueFailsTheSaveInsteadOfCrashing() throws {
+        let model = try ManagedObjectModel {
+            Entity("Tiny", as: Tiny.self) {
+                Attribute("small", .integer16, defaultValue: 0)
+                Attribute("label", .string)
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let t = Tiny(context: context)
+            #expect(t.label == "")      // required and unset: reads as empty, save reports it
+            t.small = 70_000            // does not fit integer16
+            #expect(t.small == 0)
+            #expect(throws: (any Error).self) { try context.save() }
+            #expect(try context.count(for: FetchRequest<Tiny>(includingPending: false)) == 0)
+            context.rollback()
+            let u = Tiny(context: context)
+            u.small = 7
+            u.label = "ok"
+            try context.save()
+            #expect(try context.fetch(FetchRequest<Tiny>()).map(\.small) == [7])
+        }
+    }
+}
+
+extension FetchRequest {
+    init(includingPending: Bool) {
+        self.init()
+        includesPendingChanges = includingPending
+    }
+}

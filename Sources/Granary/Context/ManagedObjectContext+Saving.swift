@@ -6,8 +6,10 @@ extension ManagedObjectContext {
     public func validationErrors() -> [Error] {
         var errors: [ValidationError] = []
         var denied: [ContextError] = []
+        var rejected: [Error] = []
         for object in changed.values {
             object.fireFaultIfNeeded()
+            rejected += object.rejectedValues
             if object.deletedState {
                 for (i, kind) in object.layout.kinds.enumerated() {
                     let (relationship, count): (RelationshipDescription, Int)
@@ -38,7 +40,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        return denied + (errors.isEmpty ? [] : [ContextError.validation(errors)])
+        return rejected + denied + (errors.isEmpty ? [] : [ContextError.validation(errors)])
     }
 
     /// Validates every change, then writes them all: to the stores (a context on a coordinator) or into
@@ -174,6 +176,7 @@ extension ManagedObjectContext {
             }
             object.committed = object.values
             object.changedIndexes = []
+            object.rejectedValues = []
             if let version = versions[object.objectID] { object.rowVersion = version }
         }
         changed = [:]

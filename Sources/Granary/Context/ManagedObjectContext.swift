@@ -278,6 +278,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func rollback() {
         assertOnQueue()
         for object in changed.values {
+            object.rejectedValues = []
             if object.insertedState {
                 object.insertedState = false
                 object.managedObjectContext = nil

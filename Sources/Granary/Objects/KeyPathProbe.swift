@@ -59,6 +59,16 @@ final class KeyPathProbe: @unchecked Sendable {
         preconditionFailure("cannot probe \(object.entity.name).\(object.layout.names[i]) of type \(Value.self)")
     }
 
+    /// A stand-in value of a property's kind: an attribute's default or its type's zero, an empty
+    /// to-many, nil for a to-one.
+    static func zero(for kind: EntityLayout.Kind) -> Any? {
+        switch kind {
+        case .attribute(let a): return a.defaultValue ?? zero(for: a.type)
+        case .toOne: return nil
+        case .toMany: return [ManagedObject]()
+        }
+    }
+
     private static func zero(for type: AttributeType) -> Any? {
         switch type {
         case .integer16, .integer32, .integer64: return Int64(0)

@@ -9,10 +9,10 @@ import Synchronization
 /// relationship; `Set<Employee>` or `[Employee]` (ordered) for a to-many one. Typed key paths to these
 /// properties work in `#Predicate` and `SortDescriptor`.
 ///
-/// Setting a value the model rejects (an integer out of an `integer16`'s range) stops the program with
-/// a message, as Core Data does; use `setValue(_:forKey:)` when the value comes from outside and the
-/// error should be thrown instead. Reading a non-optional property whose value is nil is a programming
-/// error for the same reason: declare it optional or give the attribute a default value.
+/// Setting a value the model rejects (an integer out of an `integer16`'s range) leaves the property
+/// unchanged and makes the next `save()` fail with that error; use `setValue(_:forKey:)` to get the error
+/// at once. Reading a required property that was never set gives its type's zero value (and `save()`
+/// reports it as missing): declare it optional or give the attribute a default value.
 @propertyWrapper
 public struct Managed<Value>: ManagedStorage {
     /// Tells this declaration's storage apart from every other's, so that the property's name can be
@@ -39,17 +39,22 @@ public struct Managed<Value>: ManagedStorage {
                 return probe.record(object, property: i, as: Value.self)
             }
             let raw = object.publicValue(at: i)
-            guard let value = ManagedValueCoercion.coerce(raw, to: Value.self) else {
-                preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
-            }
-            return value
+            if let value = ManagedValueCoercion.coerce(raw, to: Value.self) { return value }
+            // A required property that was never set reads as its type's zero value; `save()` reports
+            // it as missing. Never a crash for data the program did not control.
+            if let zero = ManagedValueCoercion.coerce(KeyPathProbe.zero(for: object.layout.kinds[i]), to: Value.self) { return zero }
+            preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
         }
         set {
             let i = index(object, storageKeyPath)
             do {
                 try object.setPublicValue(ManagedValueCoercion.unwrap(newValue), at: i)
             } catch {
-                preconditionFailure("\(error)")
+                // A value the model rejects (70000 into an integer16) is kept out and reported by the
+                // next `save()`, which then writes nothing: a setter cannot throw, and a crash would be
+                // worse than a failed save.
+                object.rejectedValues.append(error)
+                object.managedObjectContext?.changed[ObjectIdentifier(object)] = object
             }
         }
     }

@@ -37,6 +37,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var faultState = false
     var insertedState = false
     var deletedState = false
+    /// Errors of typed setters the model refused; the next save reports them.
+    var rejectedValues: [Error] = []
     /// The batch this fault belongs to, when it came from a fetch with a batch size.
     var batch: (faulter: BatchFaulter, index: Int)?
 
@@ -67,7 +69,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     public var isUpdated: Bool { !insertedState && !deletedState && !changedIndexes.isEmpty }
     /// Whether the object's values have not been loaded yet; touching any property loads them.
     public var isFault: Bool { faultState }
-    public var hasChanges: Bool { insertedState || deletedState || !changedIndexes.isEmpty }
+    public var hasChanges: Bool { insertedState || deletedState || !changedIndexes.isEmpty || !rejectedValues.isEmpty }
 
     /// The properties changed since the last save, with their new values (relationships as objects).
     public func changedValues() -> [String: Any?] {
@@ -104,6 +106,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     }
 
     func publicValue(at i: Int) -> Any? {
+        managedObjectContext?.assertOnQueue()
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .attribute:
