@@ -151,6 +151,14 @@ extension ManagedObjectContext {
         }
     }
 
+    /// A deleted object whose deletion was saved leaves the context (Core Data's behaviour: it is no
+    /// longer deleted, and has no context).
+    private func detachSavedDeletion(_ object: ManagedObject) {
+        registry[object.objectID] = nil
+        object.managedObjectContext = nil
+        object.deletedState = false
+    }
+
     /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
     private func finishSave(ids: [ManagedObjectID: ManagedObjectID], versions: [ManagedObjectID: Int64]) -> ContextChanges {
         var saved = ContextChanges()
@@ -160,9 +168,7 @@ extension ManagedObjectContext {
         for object in changed.values {
             if object.deletedState {
                 saved.deleted.insert(object.objectID)
-                registry[object.objectID] = nil
-                object.managedObjectContext = nil
-                object.deletedState = false
+                detachSavedDeletion(object)
                 continue
             }
             if object.insertedState, let permanent = ids[object.objectID] {
@@ -214,15 +220,14 @@ extension ManagedObjectContext {
         for object in objects {
             if object.deletedState {
                 saved.deleted.insert(object.objectID)
-                registry[object.objectID] = nil
-                object.managedObjectContext = nil
-                object.deletedState = false
+                detachSavedDeletion(object)
                 continue
             }
             if object.insertedState { saved.inserted.insert(object.objectID) } else { saved.updated.insert(object.objectID) }
             object.insertedState = false
             object.committed = object.values
             object.changedIndexes = []
+            object.rejectedValues = []
             if let v = versions[object.objectID] { object.rowVersion = v }
         }
         changed = [:]
