@@ -210,7 +210,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             // Never saved: it just goes away.
             object.insertedState = false
             changed[ObjectIdentifier(object)] = nil
-            pendingNotification.inserted.remove(object.objectID)
+            // Observers that were already told of the insert must now be told it is gone.
+            if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
         } else {
             object.deletedState = true
             changed[ObjectIdentifier(object)] = object
@@ -355,8 +356,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func mergeChanges(fromContextDidSave changes: ContextChanges) {
         assertOnQueue()
         for id in changes.updated {
-            guard let object = registry[id]?.object else { continue }
-            if object.faultState { continue }
+            guard let object = registry[id]?.object, !object.faultState else {
+                // Nothing loaded to refresh, but observers (fetched-results controllers) may need to
+                // re-evaluate the object: it may now match their predicate.
+                pendingNotification.refreshed.insert(id)
+                continue
+            }
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {
