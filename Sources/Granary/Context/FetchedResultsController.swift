@@ -389,18 +389,26 @@ public final class FetchedResultsController<Result: ManagedObject> {
         } else {
             var leaving = Set<ObjectIdentifier>()
             var seen = Set<ObjectIdentifier>()
+            // Objects loaded here and found not to belong would otherwise go away at once, and a later one
+            // could take the address, and so the identifier, `seen` remembers.
+            var examined: [ManagedObject] = []
             var arriving: [Result] = []
             var fresh = entries
             for id in relevant {
                 let current = byID[id]
                 if let current { leaving.insert(ObjectIdentifier(current)) }
-                if changes.deleted.contains(id) { continue }
-                guard let object = current ?? context.registeredObject(for: id) ?? (id.isTemporaryID ? nil : try? context.existingObject(with: id)),
-                    seen.insert(ObjectIdentifier(object)).inserted, let result = try member(object, plan, evaluator)
+                // Membership follows the object's state (deleted objects are flagged or detached); only
+                // objects the context does not hold are loaded, and never for a deleted ID.
+                let loadable = !id.isTemporaryID && !changes.deleted.contains(id)
+                guard let object = current ?? context.registeredObject(for: id) ?? (loadable ? try? context.existingObject(with: id) : nil),
+                    seen.insert(ObjectIdentifier(object)).inserted
                 else { continue }
+                examined.append(object)
+                guard let result = try member(object, plan, evaluator) else { continue }
                 fresh[ObjectIdentifier(result)] = try entry(for: result, rank: rank(of: result), plan, evaluator)
                 arriving.append(result)
             }
+            withExtendedLifetime(examined) {}
             let arrived = Set(arriving.map(ObjectIdentifier.init))
             for gone in leaving.subtracting(arrived) { fresh[gone] = nil }
             entries = fresh

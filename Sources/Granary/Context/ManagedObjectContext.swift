@@ -247,7 +247,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     func objectDidChange(_ object: ManagedObject) {
         changed[ObjectIdentifier(object)] = object
-        if !object.insertedState && !object.deletedState { pendingNotification.updated.insert(object.objectID) }
+        // An inserted object's edits are news once its insertion has been announced.
+        if !object.deletedState && !(object.insertedState && pendingNotification.inserted.contains(object.objectID)) {
+            pendingNotification.updated.insert(object.objectID)
+        }
     }
 
     // MARK: Change sets
@@ -283,12 +286,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 object.insertedState = false
                 object.managedObjectContext = nil
                 registry[object.objectID] = nil
-                pendingNotification.deleted.insert(object.objectID)
+                // Gone: news only if its insertion was announced.
+                pendingNotification.updated.remove(object.objectID)
+                if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
             } else {
                 object.deletedState = false
                 object.managedObjectContext = self
                 if let committed = object.committed { object.values = committed }
                 object.changedIndexes = []
+                // Back as it was saved: not deleted after all.
+                pendingNotification.deleted.remove(object.objectID)
                 pendingNotification.refreshed.insert(object.objectID)
             }
         }
