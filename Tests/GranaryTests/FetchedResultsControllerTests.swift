@@ -295,6 +295,21 @@ final class SaveRecorder: @unchecked Sendable {
         }
     }
 
+    @Test func anUpdateThatFailsKeepsTheResultsAndSaysWhy() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            var request = FetchRequest<Employee>()
+            request.sortKeys = [SortKey("nickname")]  // no such property; nothing to sort yet
+            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context)
+            try controller.performFetch()
+            #expect(controller.trackingError == nil)
+            makeEmployee(context, "A", salary: 1)
+            context.processPendingChanges()
+            #expect(controller.fetchedObjects.isEmpty)
+            #expect(controller.trackingError is PredicateParseError)
+        }
+    }
+
     @Test func fetchLimitsAreFollowedByFetchingAgain() throws {
         let (_, context) = try makeStack()
         try context.performAndWait {
