@@ -2,11 +2,15 @@ import Foundation
 import Synchronization
 
 /// How an object or a section changed in a fetched-results controller (Core Data's
-/// `NSFetchedResultsChangeType`).
+/// `NSFetchedResultsChangeType`); `FetchedResultsDifference` defines each.
 public enum FetchedResultsChangeType: Sendable, Hashable {
+    /// New in the results.
     case insert
+    /// Gone from the results.
     case delete
+    /// Changed place relative to the other results, or changed section.
     case move
+    /// Changed in place.
     case update
 }
 
@@ -100,7 +104,9 @@ public final class FetchedResultsController<Result: ManagedObject> {
         public var numberOfObjects: Int { objects.count }
     }
 
+    /// The request whose results the controller keeps; it must have a sort order.
     public let fetchRequest: FetchRequest<Result>
+    /// The context the results live in and whose changes the controller follows.
     public let managedObjectContext: ManagedObjectContext
     /// The key path of the attribute whose value names an object's section (`"company.name"`), if any.
     public let sectionNameKeyPath: String?

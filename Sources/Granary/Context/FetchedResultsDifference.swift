@@ -27,8 +27,11 @@ import Foundation
 public struct FetchedResultsDifference: Sendable, Hashable {
     /// An object that moved, from its old index path to its new one.
     public struct Move: Sendable, Hashable {
+        /// Where the object was, in the old results.
         public var from: IndexPath
+        /// Where it is, in the new results.
         public var to: IndexPath
+        /// A move, for building expected differences in tests.
         public init(from: IndexPath, to: IndexPath) {
             self.from = from
             self.to = to
@@ -37,8 +40,11 @@ public struct FetchedResultsDifference: Sendable, Hashable {
 
     /// A section that appeared or disappeared: its index (old for deletions, new for insertions) and name.
     public struct SectionChange: Sendable, Hashable {
+        /// The section's index: old for deletions, new for insertions.
         public var index: Int
+        /// The section's name.
         public var name: String
+        /// A section change, for building expected differences in tests.
         public init(index: Int, name: String) {
             self.index = index
             self.name = name

@@ -26,6 +26,7 @@ public enum BatchResultType: Sendable, Hashable {
 /// The outcome of a batch request (Core Data's `NSBatchInsertResult`, `NSBatchUpdateResult`,
 /// `NSBatchDeleteResult`).
 public struct BatchResult: Sendable, Hashable {
+    /// What the request asked to be reported.
     public let resultType: BatchResultType
     /// How many objects the request inserted, updated or deleted (for deletes, those its predicate
     /// matched, without cascades).
@@ -56,8 +57,10 @@ public struct BatchInsertRequest {
     public var entityName: String
     /// One dictionary of attribute name to value per object.
     public var objects: [[String: Any]]
+    /// What the result reports: a count, or also the new objects' IDs.
     public var resultType: BatchResultType
 
+    /// An insert of `objects` as objects of the named entity.
     public init(entityName: String, objects: [[String: Any]], resultType: BatchResultType = .count) {
         self.entityName = entityName
         self.objects = objects
@@ -74,7 +77,9 @@ public struct BatchUpdateRequest {
     var selection: BatchSelection
     /// Attribute name to new value (`nil` or `NSNull()` for optional attributes).
     public var propertiesToUpdate: [String: Any]
+    /// What the result reports: a count, or also the updated objects' IDs.
     public var resultType: BatchResultType
+    /// Whether objects of sub-entities are updated too (the default).
     public var includesSubentities: Bool {
         get { selection.includesSubentities }
         set { selection.includesSubentities = newValue }
@@ -109,7 +114,9 @@ public struct BatchUpdateRequest {
 ///   the whole batch fails with `ContextError.deleteDenied`.
 public struct BatchDeleteRequest {
     var selection: BatchSelection
+    /// What the result reports: a count, or also the deleted objects' IDs.
     public var resultType: BatchResultType
+    /// Whether objects of sub-entities are deleted too (the default).
     public var includesSubentities: Bool {
         get { selection.includesSubentities }
         set { selection.includesSubentities = newValue }
