@@ -17,6 +17,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A uniqueness constraint would be violated.
     case constraintViolation(entity: String, properties: [String], value: String)
     case noSuchObject(ManagedObjectID)
+    /// A request (fetched-results controller, batch request) cannot run as given.
+    case invalidRequest(entity: String, reason: String)
     /// The context has no store: no coordinator, no parent, or its store was removed.
     case noPersistentStore(String)
     case storeNotFound(URL)
@@ -39,6 +41,7 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .constraintViolation(let entity, let properties, let value):
             return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
+        case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
         case .storage(let error): return error.description

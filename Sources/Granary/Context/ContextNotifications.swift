@@ -17,7 +17,9 @@ public struct ContextChanges: Sendable, Hashable {
     public var inserted: Set<ManagedObjectID> = []
     public var updated: Set<ManagedObjectID> = []
     public var deleted: Set<ManagedObjectID> = []
-    /// Objects refreshed from the store (merges, `refresh`), reported by objects-did-change only.
+    /// Objects refreshed from the store (merges, `refresh`), reported by objects-did-change only. A merge
+    /// also lists here updated objects the context holds only as faults or not at all, so observers can
+    /// re-evaluate them.
     public var refreshed: Set<ManagedObjectID> = []
     public init(inserted: Set<ManagedObjectID> = [], updated: Set<ManagedObjectID> = [], deleted: Set<ManagedObjectID> = [],
                 refreshed: Set<ManagedObjectID> = []) {

@@ -210,7 +210,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             // Never saved: it just goes away.
             object.insertedState = false
             changed[ObjectIdentifier(object)] = nil
-            pendingNotification.inserted.remove(object.objectID)
+            // Observers that were already told of the insert must now be told it is gone.
+            if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
         } else {
             object.deletedState = true
             changed[ObjectIdentifier(object)] = object
@@ -246,7 +247,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     func objectDidChange(_ object: ManagedObject) {
         changed[ObjectIdentifier(object)] = object
-        if !object.insertedState && !object.deletedState { pendingNotification.updated.insert(object.objectID) }
+        // An inserted object's edits are news once its insertion has been announced.
+        if !object.deletedState && !(object.insertedState && pendingNotification.inserted.contains(object.objectID)) {
+            pendingNotification.updated.insert(object.objectID)
+        }
     }
 
     // MARK: Change sets
@@ -283,12 +287,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 object.insertedState = false
                 object.managedObjectContext = nil
                 registry[object.objectID] = nil
-                pendingNotification.deleted.insert(object.objectID)
+                // Gone: news only if its insertion was announced.
+                pendingNotification.updated.remove(object.objectID)
+                if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
             } else {
                 object.deletedState = false
                 object.managedObjectContext = self
                 if let committed = object.committed { object.values = committed }
                 object.changedIndexes = []
+                // Back as it was saved: not deleted after all.
+                pendingNotification.deleted.remove(object.objectID)
                 pendingNotification.refreshed.insert(object.objectID)
             }
         }
@@ -356,8 +364,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func mergeChanges(fromContextDidSave changes: ContextChanges) {
         assertOnQueue()
         for id in changes.updated {
-            guard let object = registry[id]?.object else { continue }
-            if object.faultState { continue }
+            guard let object = registry[id]?.object, !object.faultState else {
+                // Nothing loaded to refresh, but observers (fetched-results controllers) may need to
+                // re-evaluate the object: it may now match their predicate.
+                pendingNotification.refreshed.insert(id)
+                continue
+            }
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {

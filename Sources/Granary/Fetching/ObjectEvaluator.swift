@@ -83,6 +83,11 @@ struct ObjectEvaluator {
         try evaluator(for: object.entity).matches(node, row: row(for: object))
     }
 
+    /// The value at a key path of an object (through to-one relationships), as fetches sort on it.
+    func value(at keyPath: KeyPathExpr, of object: ManagedObject) throws -> Value {
+        try evaluator(for: object.entity).value(at: keyPath, in: row(for: object))
+    }
+
     func compare(_ a: ManagedObject, _ b: ManagedObject, by keys: [SortKey]) throws -> ComparisonResult {
         try evaluator(for: a.entity).compare(row(for: a), row(for: b), by: keys)
     }

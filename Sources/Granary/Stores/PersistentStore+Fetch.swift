@@ -64,8 +64,9 @@ extension PersistentStore {
         return FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
     }
 
-    /// Runs a fetch and returns the matching records in order, with the statistics of how.
-    func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics) throws -> [ObjectRecord] {
+    /// Runs a fetch and returns the matching records in order, with the statistics of how; on
+    /// `snapshot` when given (a write transaction's), else on the latest commit.
+    func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics, in snapshot: Snapshot? = nil) throws -> [ObjectRecord] {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
         let plan = FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
@@ -73,7 +74,7 @@ extension PersistentStore {
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName
         guard let table = mapping.table(named: tableName) else { throw ContextError.unknownEntity(fetch.entity.name) }
-        let snapshot = engine.read()
+        let snapshot = snapshot ?? engine.read()
 
         // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
         let evaluator = RowEvaluator(schema: schema) { [self] destination, ref in

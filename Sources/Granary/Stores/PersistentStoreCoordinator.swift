@@ -167,7 +167,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return (ids, versions)
     }
 
-    private static func translate(_ error: StorageError, store: PersistentStore) -> Error {
+    static func translate(_ error: StorageError, store: PersistentStore) -> Error {
         if case .uniqueViolation(let table, let index, let value) = error {
             let entity = store.mapping.table(named: table)?.entityNames.first ?? table
             let properties = store.mapping.table(named: table)?.schema.indexes.first { $0.name == index }?.columns.map(\.name) ?? [index]

@@ -1,0 +1,532 @@
+import Foundation
+import Synchronization
+
+/// How an object or a section changed in a fetched-results controller (Core Data's
+/// `NSFetchedResultsChangeType`); `FetchedResultsDifference` defines each.
+public enum FetchedResultsChangeType: Sendable, Hashable {
+    /// New in the results.
+    case insert
+    /// Gone from the results.
+    case delete
+    /// Changed place relative to the other results, or changed section.
+    case move
+    /// Changed in place.
+    case update
+}
+
+/// Hears what a fetched-results controller's results did at each change event, one call per section and
+/// object change between a will-change and a did-change call (Core Data's
+/// `NSFetchedResultsControllerDelegate`). Every method has a default that does nothing.
+///
+/// The call sequence for one event: `controllerWillChangeContent`; section deletions (old indexes,
+/// ascending), then section insertions (new indexes, ascending); object deletions, insertions, moves,
+/// updates (each ascending, as in `FetchedResultsDifference`); `controllerDidChangeContent`. The
+/// controller already holds the new results during the calls. Events that change nothing call nothing.
+public protocol FetchedResultsControllerDelegate<Result>: AnyObject {
+    associatedtype Result: ManagedObject
+
+    /// Called before the changes of one event are reported.
+    func controllerWillChangeContent(_ controller: FetchedResultsController<Result>)
+
+    /// An object was inserted (`newIndexPath` only), deleted (`indexPath` only, its old one), moved or
+    /// updated (both: old and new index paths).
+    func controller(_ controller: FetchedResultsController<Result>, didChange object: Result, at indexPath: IndexPath?,
+                    for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
+
+    /// A section was inserted (its new index) or deleted (its old index, and its old contents).
+    func controller(_ controller: FetchedResultsController<Result>, didChange sectionInfo: FetchedResultsController<Result>.Section,
+                    atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType)
+
+    /// Called after the changes of one event were reported.
+    func controllerDidChangeContent(_ controller: FetchedResultsController<Result>)
+
+    /// The index title of a section; by default its name's first character, uppercased.
+    func controller(_ controller: FetchedResultsController<Result>, sectionIndexTitleForSectionName sectionName: String) -> String?
+}
+
+extension FetchedResultsControllerDelegate {
+    public func controllerWillChangeContent(_ controller: FetchedResultsController<Result>) {}
+    public func controller(_ controller: FetchedResultsController<Result>, didChange object: Result, at indexPath: IndexPath?,
+                           for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
+    public func controller(_ controller: FetchedResultsController<Result>, didChange sectionInfo: FetchedResultsController<Result>.Section,
+                           atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
+    public func controllerDidChangeContent(_ controller: FetchedResultsController<Result>) {}
+    public func controller(_ controller: FetchedResultsController<Result>, sectionIndexTitleForSectionName sectionName: String) -> String? {
+        FetchedResultsController<Result>.defaultSectionIndexTitle(forSectionName: sectionName)
+    }
+}
+
+/// The results of a sorted fetch request, kept up to date as objects change in its context, split into
+/// sections (Core Data's `NSFetchedResultsController`).
+///
+/// Use it to drive a list: `performFetch()` once, read `sections` / `object(at:)`, and hear each change
+/// event through a `delegate`, the `onChange` closure or `differences()`, as index paths to apply.
+///
+/// ```swift
+/// var request = FetchRequest<Employee>(sortBy: [SortDescriptor(\.name)])
+/// request.predicate = #Predicate { $0.salary > 50_000 }
+/// let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context,
+///                                           sectionNameKeyPath: "company.name")
+/// try context.performAndWait { try controller.performFetch() }
+/// ```
+///
+/// Semantics:
+/// - **When it updates.** At each objects-did-change event of its context: `processPendingChanges()`,
+///   the start of `save()`, fetches, `rollback()`, `refreshAllObjects()` and merges
+///   (`mergeChanges(fromContextDidSave:)`, automatic merging). Every event gives at most one
+///   difference. Use the controller on its context's queue, like the context.
+/// - **What it sees.** The objects as they are in the context, saved or not: the request's
+///   `includesPendingChanges` is taken as `true`. Objects inserted elsewhere and merged in are loaded
+///   and tested; so are updated objects the context did not hold.
+/// - **How.** The objects an event names are re-tested with the predicate in memory (the evaluator
+///   fetches use) and put in place by the sort; the others keep their place. When the event also names
+///   objects of other entities and the predicate, sort or section key path goes through a relationship
+///   (or is a `#Predicate`/`SortDescriptor` the store cannot run), or the request has a `fetchLimit` or
+///   `fetchOffset`, the request is fetched again instead, so that changes of related objects count.
+/// - **Order.** The request's sort; objects that tie keep their previous relative order, and objects
+///   that tie with ones already there come after them. `fetchedObjects` is the sections concatenated.
+/// - **Sections.** With a `sectionNameKeyPath` (an attribute, possibly through to-one relationships),
+///   consecutive objects with the same value form a section, named by the value as text (`""` for nil).
+///   As in Core Data, the first sort key must order by the section key path; otherwise a name can head
+///   several sections. Without one there is exactly one section, named `""`, even when empty.
+/// - **Differences.** See `FetchedResultsDifference` for inserts, deletes, moves and updates.
+/// - `reset()` of the context detaches every object: call `performFetch()` again after it.
+public final class FetchedResultsController<Result: ManagedObject> {
+    /// One section of the results (Core Data's `NSFetchedResultsSectionInfo`).
+    public struct Section {
+        /// The section key path's value as text, or `""` without a section key path.
+        public let name: String
+        /// The title for a section index, from the delegate or `defaultSectionIndexTitle(forSectionName:)`.
+        public let indexTitle: String?
+        /// The section's objects, in order.
+        public let objects: [Result]
+        /// How many objects the section holds.
+        public var numberOfObjects: Int { objects.count }
+    }
+
+    /// The request whose results the controller keeps; it must have a sort order.
+    public let fetchRequest: FetchRequest<Result>
+    /// The context the results live in and whose changes the controller follows.
+    public let managedObjectContext: ManagedObjectContext
+    /// The key path of the attribute whose value names an object's section (`"company.name"`), if any.
+    public let sectionNameKeyPath: String?
+    /// Hears each change event's changes one by one.
+    public weak var delegate: (any FetchedResultsControllerDelegate<Result>)?
+    /// Called once per change event that changed something, after the delegate, with the whole difference.
+    public var onChange: ((FetchedResultsDifference) -> Void)?
+
+    /// The results in order (empty until `performFetch()`).
+    public private(set) var fetchedObjects: [Result] = []
+    /// The results by section (empty until `performFetch()`).
+    public private(set) var sections: [Section] = []
+    /// What stopped the last update, if it failed (a predicate the evaluator rejects, a removed store):
+    /// the results then stay as they were until the next event or `performFetch()`.
+    public private(set) var trackingError: (any Error)?
+
+    private struct Plan {
+        var entity: EntityDescription
+        var predicate: PredicateNode?
+        var unlowered: Predicate<Result>?
+        /// `nil` when a sort descriptor has no key path the model names: descriptors then compare objects.
+        var sortKeys: [SortKey]?
+        var decimalKeys: [Bool]
+        var sectionKeyPath: KeyPathExpr?
+        var dependsOnRelatedObjects: Bool
+        var isWindowed: Bool
+    }
+
+    /// What the controller remembers of each result: its sort values, section name, and tie-breaking rank.
+    private struct Entry {
+        var keys: [Value]
+        var section: String
+        var rank: Int
+    }
+
+    private var plan: Plan?
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var positions: [ObjectIdentifier: IndexPath] = [:]
+    private var nextRank = 0
+    private var feedToken: UInt64?
+    private var isFetching = false
+    private var isProcessing = false
+    private var queued: [ContextChanges] = []
+    private let streams = DifferenceStreams()
+
+    /// A controller for a request that has a sort order (`sortDescriptors` or `sortKeys`); nothing is
+    /// fetched until `performFetch()`.
+    public init(fetchRequest: FetchRequest<Result>, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil) {
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = managedObjectContext
+        self.sectionNameKeyPath = sectionNameKeyPath
+    }
+
+    deinit {
+        if let feedToken { managedObjectContext.objectsDidChangeFeed.unsubscribe(feedToken) }
+        streams.finishAll()
+    }
+
+    // MARK: Results
+
+    /// Fetches the results and starts following the context's changes; call it again to start over.
+    /// - Throws: `ContextError.invalidRequest` when the request has no sort order or the section key path
+    ///   does not end at an attribute; `.unknownEntity`, `PredicateParseError` for unknown keys, store errors.
+    public func performFetch() throws {
+        let context = managedObjectContext
+        context.assertOnQueue()
+        let plan = try makePlan()
+        isFetching = true
+        defer { isFetching = false }
+        let fetched = try context.fetchObjects(trackingRequest).compactMap { $0 as? Result }
+        let evaluator = ObjectEvaluator(context: context)
+        var fresh: [ObjectIdentifier: Entry] = [:]
+        for (rank, object) in fetched.enumerated() {
+            fresh[ObjectIdentifier(object)] = try entry(for: object, rank: rank, plan, evaluator)
+        }
+        self.plan = plan
+        entries = fresh
+        nextRank = fetched.count
+        queued = []
+        trackingError = nil
+        install(fetched.sorted { precedes($0, $1, plan) })
+        if feedToken == nil {
+            let box = WeakController(self)
+            feedToken = context.objectsDidChangeFeed.subscribe { changes, _ in box.controller?.contextDidChange(changes) }
+        }
+    }
+
+    /// The object at a section and item; the index path must be valid.
+    public func object(at indexPath: IndexPath) -> Result {
+        sections[indexPath.section].objects[indexPath.item]
+    }
+
+    /// Where an object is in the results, or `nil` when it is not one of them.
+    public func indexPath(forObject object: Result) -> IndexPath? {
+        positions[ObjectIdentifier(object)]
+    }
+
+    /// The distinct index titles of the sections, in section order.
+    public var sectionIndexTitles: [String] {
+        var seen = Set<String>()
+        return sections.compactMap(\.indexTitle).filter { seen.insert($0).inserted }
+    }
+
+    /// The index of the first section with this index title, or `nil`.
+    public func section(forSectionIndexTitle title: String) -> Int? {
+        sections.firstIndex { $0.indexTitle == title }
+    }
+
+    /// Core Data's default index title: the name's first character, uppercased; `nil` for `""`.
+    public static func defaultSectionIndexTitle(forSectionName name: String) -> String? {
+        name.first.map { String($0).uppercased() }
+    }
+
+    /// An async sequence of the differences of every later change event that changed something.
+    ///
+    /// Use it instead of a delegate from async code; it ends when the controller goes away.
+    public func differences() -> AsyncStream<FetchedResultsDifference> {
+        streams.makeStream()
+    }
+
+    // MARK: Planning
+
+    private var trackingRequest: FetchRequest<Result> {
+        var request = fetchRequest
+        request.includesPendingChanges = true
+        return request
+    }
+
+    private func makePlan() throws -> Plan {
+        let context = managedObjectContext
+        let entity = try context.entity(for: fetchRequest)
+        guard let model = context.model else { throw ContextError.noPersistentStore("the context has no coordinator") }
+        if fetchRequest.sortDescriptors.isEmpty && fetchRequest.sortKeys.isEmpty {
+            throw ContextError.invalidRequest(entity: entity.name, reason: "a fetched-results controller needs a sort order (sortDescriptors or sortKeys)")
+        }
+        let (fetch, unlowered) = try context.storeFetch(trackingRequest, window: false)
+        let sortKeys = fetch.sort.isEmpty ? nil : fetch.sort
+
+        func property(at path: KeyPathExpr) -> PropertyDescription? {
+            var current = entity
+            for (i, name) in path.enumerated() {
+                guard let property = current.propertiesByName[name] else { return nil }
+                if i == path.count - 1 { return property }
+                guard let r = property.relationship, !r.isToMany, let next = model.entity(named: r.destinationEntityName) else { return nil }
+                current = next
+            }
+            return nil
+        }
+        var sectionKeyPath: KeyPathExpr?
+        if let name = sectionNameKeyPath {
+            let path = name.split(separator: ".").map(String.init)
+            guard !path.isEmpty, property(at: path)?.attribute != nil else {
+                throw ContextError.invalidRequest(entity: entity.name,
+                                                  reason: "section name key path '\(name)' must name an attribute (through to-one relationships)")
+            }
+            sectionKeyPath = path
+        }
+        let crossesRelationships = (fetch.predicate.map(Self.crossesRelationships) ?? false) || unlowered != nil || sortKeys == nil
+            || sortKeys!.contains { $0.keyPath.count > 1 } || (sectionKeyPath?.count ?? 0) > 1
+        return Plan(entity: entity, predicate: fetch.predicate, unlowered: unlowered, sortKeys: sortKeys,
+                    decimalKeys: (sortKeys ?? []).map { property(at: $0.keyPath)?.attribute?.type == .decimal },
+                    sectionKeyPath: sectionKeyPath, dependsOnRelatedObjects: crossesRelationships,
+                    isWindowed: fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0)
+    }
+
+    /// Whether the predicate reads other objects than the one it tests.
+    private static func crossesRelationships(_ node: PredicateNode) -> Bool {
+        switch node {
+        case .true, .false: return false
+        case .and(let terms), .or(let terms): return terms.contains(where: crossesRelationships)
+        case .not(let term): return crossesRelationships(term)
+        case .compare(let path, _, let rhs):
+            if case .keyPath(let other) = rhs, other.count > 1 { return true }
+            return path.count > 1
+        case .isIn(let path, _), .between(let path, _, _), .string(let path, _, _, _, _), .isNil(let path): return path.count > 1
+        case .any, .count: return true
+        }
+    }
+
+    // MARK: Membership and order
+
+    private func entry(for object: Result, rank: Int, _ plan: Plan, _ evaluator: ObjectEvaluator) throws -> Entry {
+        let keys = try (plan.sortKeys ?? []).map { try evaluator.value(at: $0.keyPath, of: object) }
+        let section = try plan.sectionKeyPath.map { Self.sectionName(for: try evaluator.value(at: $0, of: object)) } ?? ""
+        return Entry(keys: keys, section: section, rank: rank)
+    }
+
+    private static func sectionName(for value: Value) -> String {
+        switch value {
+        case .null, .reference, .references: return ""
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        case .date(let d): return d.formatted(.iso8601)
+        case .uuid(let u): return u.uuidString
+        case .bytes(let b): return b.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// The object as a result, if it belongs in the results now.
+    private func member(_ object: ManagedObject, _ plan: Plan, _ evaluator: ObjectEvaluator) throws -> Result? {
+        guard let result = object as? Result, object.managedObjectContext === managedObjectContext, !object.isDeleted,
+            fetchRequest.includesSubentities ? object.entity.isKind(of: plan.entity) : object.entity == plan.entity
+        else { return nil }
+        if let predicate = plan.predicate, try !evaluator.matches(predicate, object) { return nil }
+        if let unlowered = plan.unlowered, try !unlowered.evaluate(result) { return nil }
+        return result
+    }
+
+    private func precedes(_ a: Result, _ b: Result, _ plan: Plan) -> Bool {
+        let x = entries[ObjectIdentifier(a)]!
+        let y = entries[ObjectIdentifier(b)]!
+        let order: ComparisonResult
+        if let keys = plan.sortKeys {
+            order = zip(keys.indices, keys).lazy.map { i, key -> ComparisonResult in
+                let r = ValueOrder.sortOrder(x.keys[i], y.keys[i], asDecimals: plan.decimalKeys[i], strings: key.comparison)
+                return key.ascending || r == .orderedSame ? r : (r == .orderedAscending ? .orderedDescending : .orderedAscending)
+            }.first { $0 != .orderedSame } ?? .orderedSame
+        } else {
+            order = fetchRequest.sortDescriptors.lazy.map { $0.compare(a, b) }.first { $0 != .orderedSame } ?? .orderedSame
+        }
+        return order == .orderedSame ? x.rank < y.rank : order == .orderedAscending
+    }
+
+    // MARK: Following the context
+
+    private func contextDidChange(_ changes: ContextChanges) {
+        guard plan != nil, !isFetching else { return }
+        queued.append(changes)
+        // A delegate that changes the context and processes its changes reaches here again: queue those.
+        guard !isProcessing else { return }
+        isProcessing = true
+        defer { isProcessing = false }
+        while !queued.isEmpty {
+            let next = queued.removeFirst()
+            do {
+                try update(for: next)
+                trackingError = nil
+            } catch {
+                trackingError = error
+            }
+        }
+    }
+
+    private func update(for changes: ContextChanges) throws {
+        guard let plan, let model = managedObjectContext.model else { return }
+        let context = managedObjectContext
+        var relevant: [ManagedObjectID] = []
+        var namesOtherEntities = false
+        for id in changes.inserted.union(changes.updated).union(changes.refreshed).union(changes.deleted) {
+            if let entity = model.entity(named: id.entityName),
+                fetchRequest.includesSubentities ? entity.isKind(of: plan.entity) : entity == plan.entity
+            {
+                relevant.append(id)
+            } else {
+                namesOtherEntities = true
+            }
+        }
+        let refetch = plan.isWindowed || (namesOtherEntities && plan.dependsOnRelatedObjects)
+        guard refetch || !relevant.isEmpty else { return }
+        // New arrivals get ranks in ID order, so that ties come out the same from run to run.
+        relevant.sort { ($0.primaryKey ?? .max, $0.description) < ($1.primaryKey ?? .max, $1.description) }
+
+        let evaluator = ObjectEvaluator(context: context)
+        let old = fetchedObjects
+        let byID = Dictionary(old.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
+        var changed = Set<ObjectIdentifier>()
+        for id in changes.updated.union(changes.refreshed).union(changes.inserted) {
+            if let object = byID[id] ?? context.registeredObject(for: id) { changed.insert(ObjectIdentifier(object)) }
+        }
+        let previousEntries = entries
+        func rank(of object: Result) -> Int {
+            if let rank = previousEntries[ObjectIdentifier(object)]?.rank { return rank }
+            defer { nextRank += 1 }
+            return nextRank
+        }
+
+        let ordered: [Result]
+        if refetch {
+            let fetched = try context.fetchObjects(trackingRequest).compactMap { $0 as? Result }
+            var fresh: [ObjectIdentifier: Entry] = [:]
+            for object in fetched { fresh[ObjectIdentifier(object)] = try entry(for: object, rank: rank(of: object), plan, evaluator) }
+            entries = fresh
+            ordered = fetched.sorted { precedes($0, $1, plan) }
+        } else {
+            var leaving = Set<ObjectIdentifier>()
+            var seen = Set<ObjectIdentifier>()
+            // Objects loaded here and found not to belong would otherwise go away at once, and a later one
+            // could take the address, and so the identifier, `seen` remembers.
+            var examined: [ManagedObject] = []
+            var arriving: [Result] = []
+            var fresh = entries
+            for id in relevant {
+                let current = byID[id]
+                if let current { leaving.insert(ObjectIdentifier(current)) }
+                // Membership follows the object's state (deleted objects are flagged or detached); only
+                // objects the context does not hold are loaded, and never for a deleted ID.
+                let loadable = !id.isTemporaryID && !changes.deleted.contains(id)
+                guard let object = current ?? context.registeredObject(for: id) ?? (loadable ? try? context.existingObject(with: id) : nil),
+                    seen.insert(ObjectIdentifier(object)).inserted
+                else { continue }
+                examined.append(object)
+                guard let result = try member(object, plan, evaluator) else { continue }
+                fresh[ObjectIdentifier(result)] = try entry(for: result, rank: rank(of: result), plan, evaluator)
+                arriving.append(result)
+            }
+            withExtendedLifetime(examined) {}
+            let arrived = Set(arriving.map(ObjectIdentifier.init))
+            for gone in leaving.subtracting(arrived) { fresh[gone] = nil }
+            entries = fresh
+            ordered = Self.merge(old.filter { !leaving.contains(ObjectIdentifier($0)) }, arriving.sorted { precedes($0, $1, plan) }) {
+                precedes($0, $1, plan)
+            }
+        }
+
+        let oldSections = sections
+        install(ordered)
+        let (difference, objectChanges) = FetchedResultsDifference.between(
+            old: oldSections.map { ($0.name, $0.objects.map(ObjectIdentifier.init)) },
+            new: sections.map { ($0.name, $0.objects.map(ObjectIdentifier.init)) }, changed: changed)
+        guard !difference.isEmpty else { return }
+        if let delegate {
+            delegate.controllerWillChangeContent(self)
+            for change in difference.deletedSections {
+                delegate.controller(self, didChange: oldSections[change.index], atSectionIndex: change.index, for: .delete)
+            }
+            for change in difference.insertedSections {
+                delegate.controller(self, didChange: sections[change.index], atSectionIndex: change.index, for: .insert)
+            }
+            for change in objectChanges {
+                let object = change.new.map { self.object(at: $0) } ?? oldSections[change.old!.section].objects[change.old!.item]
+                delegate.controller(self, didChange: object, at: change.old, for: change.type, newIndexPath: change.new)
+            }
+            delegate.controllerDidChangeContent(self)
+        }
+        onChange?(difference)
+        streams.yield(difference)
+    }
+
+    /// Two sorted lists as one sorted list.
+    private static func merge(_ a: [Result], _ b: [Result], by precedes: (Result, Result) -> Bool) -> [Result] {
+        var merged: [Result] = []
+        merged.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            if precedes(b[j], a[i]) {
+                merged.append(b[j])
+                j += 1
+            } else {
+                merged.append(a[i])
+                i += 1
+            }
+        }
+        merged += a[i...]
+        merged += b[j...]
+        return merged
+    }
+
+    /// Takes an ordered list as the results: sections, positions.
+    private func install(_ ordered: [Result]) {
+        fetchedObjects = ordered
+        var groups: [(name: String, objects: [Result])] = []
+        if plan?.sectionKeyPath == nil {
+            groups = [("", ordered)]
+        } else {
+            for object in ordered {
+                let name = entries[ObjectIdentifier(object)]!.section
+                if groups.last?.name == name { groups[groups.count - 1].objects.append(object) } else { groups.append((name, [object])) }
+            }
+        }
+        sections = groups.map { group in
+            let title = delegate.map { $0.controller(self, sectionIndexTitleForSectionName: group.name) }
+                ?? Self.defaultSectionIndexTitle(forSectionName: group.name)
+            return Section(name: group.name, indexTitle: title, objects: group.objects)
+        }
+        positions = [:]
+        for (s, section) in sections.enumerated() {
+            for (i, object) in section.objects.enumerated() { positions[ObjectIdentifier(object)] = IndexPath(item: i, section: s) }
+        }
+    }
+
+    /// Lets the context's change feed reach the controller without keeping it alive.
+    private final class WeakController: @unchecked Sendable {
+        // @unchecked: the feed calls back on the context's queue (objects-did-change is posted there),
+        // the one queue the controller is used on.
+        weak var controller: FetchedResultsController?
+        init(_ controller: FetchedResultsController) { self.controller = controller }
+    }
+}
+
+/// The continuations of the controller's `differences()` streams.
+private final class DifferenceStreams: Sendable {
+    private struct State {
+        var next: UInt64 = 1
+        var continuations: [UInt64: AsyncStream<FetchedResultsDifference>.Continuation] = [:]
+    }
+    private let state = Mutex(State())
+
+    func makeStream() -> AsyncStream<FetchedResultsDifference> {
+        let (stream, continuation) = AsyncStream<FetchedResultsDifference>.makeStream()
+        let id = state.withLock { s in
+            defer { s.next += 1 }
+            s.continuations[s.next] = continuation
+            return s.next
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func yield(_ difference: FetchedResultsDifference) {
+        for continuation in state.withLock({ Array($0.continuations.values) }) { continuation.yield(difference) }
+    }
+
+    func finishAll() {
+        let all = state.withLock { s in
+            defer { s.continuations = [:] }
+            return Array(s.continuations.values)
+        }
+        for continuation in all { continuation.finish() }
+    }
+}
