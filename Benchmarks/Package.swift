@@ -20,6 +20,7 @@ let package = Package(
             name: "granary-bench",
             dependencies: [
                 .product(name: "GranaryStorage", package: "Granary"),
+                .product(name: "Granary", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -8,32 +8,32 @@ func report(_ message: String) {
 }
 
 /// The best measurement for each workload among the configurations of each column (queue or pool).
-func bestCells(_ results: [SuiteResult], workload: Workload) -> [SystemColumn: Cell] {
+func bestCells<Key>(_ results: [SuiteResult<Key>], workload: Key) -> [SystemColumn: Cell] {
     var cells: [SystemColumn: Cell] = [:]
     for result in results {
         guard let measurement = result.measurements[workload] else { continue }
-        let candidate = Cell(measurement: measurement, configuration: result.system.configuration)
-        if let current = cells[result.system.column]?.measurement, current.isAtLeastAsGood(as: measurement) { continue }
-        cells[result.system.column] = candidate
+        let candidate = Cell(measurement: measurement, configuration: result.configuration)
+        if let current = cells[result.column]?.measurement, current.isAtLeastAsGood(as: measurement) { continue }
+        cells[result.column] = candidate
     }
     return cells
 }
 
 /// Every system must have returned the same rows, or the comparison is void.
 /// - Throws: `BenchError.resultsDisagree` naming the workload and the systems' checksums.
-func checkAgreement(_ results: [SuiteResult], options: BenchOptions) throws {
-    for workload in Workload.allCases {
+func checkAgreement<Key>(_ results: [SuiteResult<Key>], workloads: [Key], title: (Key) -> String) throws {
+    for workload in workloads {
         let sums = results.compactMap { result in
-            result.checksums[workload].map { (system: "\(result.system.column.title) [\(result.system.configuration ?? "-")]", sum: $0) }
+            result.checksums[workload].map { (system: "\(result.column.title) [\(result.configuration ?? "-")]", sum: $0) }
         }
         guard let first = sums.first, sums.contains(where: { $0.sum != first.sum }) else { continue }
         throw BenchError.resultsDisagree(
-            workload: workload.title(options),
+            workload: title(workload),
             detail: sums.map { "\($0.system): \($0.sum)" }.joined(separator: ", "))
     }
 }
 
-func footnotes(options: BenchOptions, sqliteVersion: String, rawBytes: Int, isGranaryReady: Bool) -> [String] {
+func footnotes(options: BenchOptions, sqliteVersion: String, rawBytes: Int) -> [String] {
     var notes: [String] = []
     if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
     notes += [
@@ -52,66 +52,110 @@ func footnotes(options: BenchOptions, sqliteVersion: String, rawBytes: Int, isGr
     return notes
 }
 
+func objectFootnotes(options: BenchOptions, dataset: ObjectDataset, sqliteVersion: String) -> [String] {
+    let employees = Format.grouped(Double(dataset.employees.count))
+    var notes: [String] = []
+    if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
+    notes += [
+        "Ratios: the GRDB column's time ÷ Granary's (for rates, Granary's rate ÷ GRDB's; for memory, GRDB's bytes ÷ Granary's): above 1 means Granary is better. GRDB records is the like-for-like peer (both hand out whole objects); GRDB fastest is SQLite with the least Swift in the way.",
+        "Granary: `Department` 1—* `Employee` (inverse `employees`, nullify both ways), `salary` indexed; a private-queue `ManagedObjectContext` used inside `performAndWait`, a `PersistentStoreCoordinator` with one durable store opened with durability .full; fetches are `FetchRequest` with `#Predicate` and `SortDescriptor`. Each timed call uses a new context, so nothing is cached between calls; O3 and O4 use one context per batch.",
+        "SQLite \(sqliteVersion) in WAL mode with synchronous=FULL (checked), foreign keys on (GRDB's default), `employee(departmentId REFERENCES department)` with an index on departmentId and one on salary. GRDB records: Codable `FetchableRecord & PersistableRecord`, the query interface, `hasMany` for O5, `update(db)` and `delete(db)` per record, dates as text. GRDB fastest: hand-written SQL, cached statements, rows read by column index into the same structs, dates as REAL; O6 reads `id, salary` and O7 reads `id` only.",
+        "O1, O2, O5 and O6 are the median of \(options.repetitions) runs (O1 into a new store each time; each O6 pass raises every salary by one); O7 runs once. O3 and O4: \(Format.grouped(Double(dataset.equalityQueries.count))) fetches each, timed in \(SuiteRunner.batches) batches after an untimed warm-up batch; the median batch's rate. O4's range covers \(dataset.rangeWidth) of the \(Format.grouped(Double(dataset.salaryLevels.count))) salary levels (~\(Format.grouped(Double(dataset.rangeWidth * dataset.employees.count / dataset.salaryLevels.count))) employees) and is answered from the salary index in reverse with no sort step by both systems (checked with `explain` and `EXPLAIN QUERY PLAN`).",
+        "O6 and O7 load every object, change or delete each one and save once, row by row in the store; SQLite's set-based `UPDATE employee SET salary = salary + 1` or `DELETE FROM employee` would be faster, and are not what is compared. In Granary, deleting an employee also removes it from its department's `employees` (the inverse), so the departments are written too.",
+        "O8: resident memory (/proc/self/statm) before and after fetching all \(employees) employees into a new context (Granary) or an array of records (GRDB), holding them, with `malloc_trim(0)` before each reading so that freed memory neither hides nor adds to the figure; after one untimed fetch, so that caches built on first use do not count. Granary's figure is the objects, their value arrays and the context's registry; the store's own in-memory table is resident before and after and is not counted (main table, row 12). GRDB's is the array of structs and their strings; SQLite's page cache is full before the first reading.",
+    ]
+    return notes
+}
+
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
     let scratch = try ScratchDirectory(parent: options.parentDirectory)
     let machine = MachineInfo.current(scratch: scratch.url.path)
     report("granary-bench: \(machine.summary)\nscratch: \(scratch.url.path)")
-    report("generating \(options.rows) + \(options.largeRows) rows")
-    let dataset = Dataset(rows: options.rows, lookups: options.lookups, queries: options.queries, seed: 0x6EA7A7)
-    let runner = SuiteRunner(options: options, dataset: dataset, scratch: scratch, progress: report)
+    let sqliteVersion = try SQLiteSetup.libraryVersion()
+    var tables: [ResultTable] = []
 
-    let systems = [GranaryEngineSystem.system].compactMap { $0 }
-        + SQLiteSetup.ConnectionKind.allCases.flatMap { kind in
-            [GRDBFastStore.system(kind, cacheMiB: options.sqliteCacheMiB),
-             GRDBRecordsStore.system(kind, cacheMiB: options.sqliteCacheMiB)]
-        }
+    if options.tables.contains(.main) {
+        report("generating \(options.rows) + \(options.largeRows) rows")
+        let dataset = Dataset(rows: options.rows, lookups: options.lookups, queries: options.queries, seed: 0x6EA7A7)
+        let runner = SuiteRunner(options: options, dataset: dataset, scratch: scratch, progress: report)
 
-    // The sync ceiling is measured before and after the systems, half each time, so that the disk's mood
-    // during the run (other builders share it) weighs on the limit as it does on the stores.
-    let limitFolder = try scratch.makeFolder("limit")
-    func measureLimits() throws -> [SyncLimit.Mode: [Duration]] {
-        report("limit: write + fdatasync")
-        var perRecord: [SyncLimit.Mode: [Duration]] = [:]
-        for mode in SyncLimit.Mode.allCases {
-            perRecord[mode] = try SyncLimit.measure(mode, in: limitFolder, iterations: options.durableTransactions / 2,
-                                                    batches: SuiteRunner.batches / 2)
-        }
-        return perRecord
-    }
-    let limitsBefore = try measureLimits()
-    let results = try systems.map { try runner.run($0) }
-    try checkAgreement(results, options: options)
-    let limitsAfter = try measureLimits()
-    func limit(_ mode: SyncLimit.Mode) -> Measurement {
-        .rate(perOperation: Stopwatch.median(limitsBefore[mode, default: []] + limitsAfter[mode, default: []]), unit: "syncs/s")
-    }
-    let encodedRow = dataset.items.reduce(0) { $0 + $1.granaryRow.encodedByteCount }
+        let systems = [GranaryEngineSystem.system].compactMap { $0 }
+            + SQLiteSetup.ConnectionKind.allCases.flatMap { kind in
+                [GRDBFastStore.system(kind, cacheMiB: options.sqliteCacheMiB),
+                 GRDBRecordsStore.system(kind, cacheMiB: options.sqliteCacheMiB)]
+            }
 
-    var table = ResultTable(machine: machine.summary)
-    for workload in Workload.allCases {
-        var cells = bestCells(results, workload: workload)
-        switch workload {
-        case .syncLimit:
-            cells = [.granary: Cell(measurement: limit(.append))]
-        case .syncLimitOverwrite:
-            cells = [.granary: Cell(measurement: limit(.overwrite))]
-        case .encodedRowSize:
-            cells = [.granary: Cell(measurement: .bytesPerRow(Double(encodedRow) / Double(options.rows)))]
-        default:
-            break
+        // The sync ceiling is measured before and after the systems, half each time, so that the disk's mood
+        // during the run (other builders share it) weighs on the limit as it does on the stores.
+        let limitFolder = try scratch.makeFolder("limit")
+        func measureLimits() throws -> [SyncLimit.Mode: [Duration]] {
+            report("limit: write + fdatasync")
+            var perRecord: [SyncLimit.Mode: [Duration]] = [:]
+            for mode in SyncLimit.Mode.allCases {
+                perRecord[mode] = try SyncLimit.measure(mode, in: limitFolder, iterations: options.durableTransactions / 2,
+                                                        batches: SuiteRunner.batches / 2)
+            }
+            return perRecord
         }
-        if !workload.hasPeer {
-            cells[.grdbFast] = .notApplicable
-            cells[.grdbRecords] = .notApplicable
+        let limitsBefore = try measureLimits()
+        let results = try systems.map { try runner.run($0) }
+        try checkAgreement(results, workloads: Workload.allCases) { $0.title(options) }
+        let limitsAfter = try measureLimits()
+        func limit(_ mode: SyncLimit.Mode) -> Measurement {
+            .rate(perOperation: Stopwatch.median(limitsBefore[mode, default: []] + limitsAfter[mode, default: []]), unit: "syncs/s")
         }
-        table.rows.append((workload, workload.title(options), cells))
+        let encodedRow = dataset.items.reduce(0) { $0 + $1.granaryRow.encodedByteCount }
+
+        var table = ResultTable(heading: machine.summary)
+        for workload in Workload.allCases {
+            var cells = bestCells(results, workload: workload)
+            switch workload {
+            case .syncLimit:
+                cells = [.granary: Cell(measurement: limit(.append))]
+            case .syncLimitOverwrite:
+                cells = [.granary: Cell(measurement: limit(.overwrite))]
+            case .encodedRowSize:
+                cells = [.granary: Cell(measurement: .bytesPerRow(Double(encodedRow) / Double(options.rows)))]
+            default:
+                break
+            }
+            if !workload.hasPeer {
+                cells[.grdbFast] = .notApplicable
+                cells[.grdbRecords] = .notApplicable
+            }
+            table.rows.append(ResultRow(title: workload.title(options), cells: cells, hasPeer: workload.hasPeer))
+        }
+        table.footnotes = footnotes(options: options, sqliteVersion: sqliteVersion,
+                                    rawBytes: runner.largeItems.reduce(0) { $0 + $1.payloadBytes })
+        tables.append(table)
     }
-    table.footnotes = footnotes(
-        options: options, sqliteVersion: try SQLiteSetup.libraryVersion(),
-        rawBytes: runner.largeItems.reduce(0) { $0 + $1.payloadBytes },
-        isGranaryReady: GranaryEngineSystem.system != nil)
-    print(table.render(markdown: options.isMarkdown), terminator: "")
+
+    if options.tables.contains(.objects) {
+        report("generating \(options.objects) employees")
+        let dataset = ObjectDataset(employees: options.objects, queries: options.objectQueries, seed: 0x0B7EC7)
+        let runner = ObjectSuiteRunner(options: options, dataset: dataset, scratch: scratch, progress: report)
+        let systems = [try GranaryObjectStore.system()]
+            + SQLiteSetup.ConnectionKind.allCases.flatMap { kind in
+                [GRDBObjectsFastStore.system(kind, cacheMiB: options.sqliteCacheMiB),
+                 GRDBObjectRecordsStore.system(kind, cacheMiB: options.sqliteCacheMiB)]
+            }
+        let results = try systems.map { try runner.run($0) }
+        let departments = dataset.departments.count
+        try checkAgreement(results, workloads: ObjectWorkload.allCases) { $0.title(options, departments: departments) }
+
+        let heading = options.isMarkdown ? "### Object level: managed objects against GRDB records" : "Object level: managed objects against GRDB records"
+        var table = ResultTable(heading: tables.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading,
+                                ratios: [RatioColumn(peer: .grdbRecords), RatioColumn(peer: .grdbFast)])
+        for workload in ObjectWorkload.allCases {
+            var cells = bestCells(results, workload: workload)
+            if workload == .memoryPerObject { cells[.grdbFast] = .notApplicable }
+            table.rows.append(ResultRow(title: workload.title(options, departments: departments), cells: cells))
+        }
+        table.footnotes = objectFootnotes(options: options, dataset: dataset, sqliteVersion: sqliteVersion)
+        tables.append(table)
+    }
+    print(tables.map { $0.render(markdown: options.isMarkdown) }.joined(separator: "\n"), terminator: "")
 } catch BenchError.helpRequested {
     print(BenchOptions.usage)
 } catch let error as BenchError {

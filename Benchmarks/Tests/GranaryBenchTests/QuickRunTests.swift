@@ -28,21 +28,33 @@ import Testing
     @Test func quickRunPrintsARowForEveryWorkload() throws {
         let (status, output) = try Self.run(["--quick"])
         #expect(status == 0)
-        for prefix in (1...12).map({ "\($0). " }) + ["11b. ", "12b. "] {
+        for prefix in (1...12).map({ "\($0). " }) + ["11b. ", "12b. "] + (1...8).map({ "O\($0). " }) {
             #expect(output.split(separator: "\n").contains { $0.hasPrefix(prefix) }, "no row starting \(prefix)")
         }
         #expect(output.contains("Machine: "))
         #expect(output.contains("GRDB fastest"))
+        #expect(output.contains("Object level"))
     }
 
     @Test func markdownFlagPrintsAPipeTableWithRatioColumn() throws {
         let (status, output) = try Self.run(["--quick", "--markdown"])
         #expect(status == 0)
         let tableLines = output.split(separator: "\n").filter { $0.hasPrefix("| ") }
-        // Header, alignment line, and one line per workload (12 numbered rows, 11b and 12b).
-        #expect(tableLines.count == 16)
+        // Main table: header, alignment line, and one line per workload (12 numbered rows, 11b and 12b);
+        // object level: header, alignment line and rows O1–O8.
+        #expect(tableLines.count == 16 + 10)
+        #expect(output.contains("### Object level"))
         #expect(tableLines.first?.contains("ratio") == true)
         #expect(output.contains("| --- | ---: |"))
+    }
+
+    @Test func onlyObjectsPrintsTheObjectTableAlone() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "objects"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Machine: ") == true)
+        #expect(!lines.contains { $0.hasPrefix("1. ") })
+        #expect((1...8).allSatisfy { n in lines.contains { $0.hasPrefix("O\(n). ") } })
     }
 
     @Test func unknownFlagExitsWithUsageStatus() throws {

@@ -15,9 +15,24 @@ import Testing
     @Test func ratioCellNeedsBothGranaryAndGRDBFastest() {
         let granary = Cell(measurement: .time(.milliseconds(10)))
         let fastest = Cell(measurement: .time(.milliseconds(25)), configuration: "queue")
-        #expect(ResultTable.ratio(.bulkInsert, [.granary: granary, .grdbFast: fastest]) == "2.5×")
-        #expect(ResultTable.ratio(.bulkInsert, [.granary: Cell(), .grdbFast: fastest]) == "n/a")
-        #expect(ResultTable.ratio(.syncLimit, [.granary: granary]) == "—")
+        #expect(ResultTable.ratio(ResultRow(title: "1.", cells: [.granary: granary, .grdbFast: fastest]), against: .grdbFast) == "2.5×")
+        #expect(ResultTable.ratio(ResultRow(title: "1.", cells: [.granary: Cell(), .grdbFast: fastest]), against: .grdbFast) == "n/a")
+        #expect(ResultTable.ratio(ResultRow(title: "11.", cells: [.granary: granary], hasPeer: false), against: .grdbFast) == "—")
+        #expect(ResultTable.ratio(ResultRow(title: "O8.", cells: [.granary: granary, .grdbFast: .notApplicable]), against: .grdbFast) == "—")
+    }
+
+    @Test func eachRatioColumnComparesWithItsOwnPeer() {
+        let row = ResultRow(title: "O1.", cells: [
+            .granary: Cell(measurement: .time(.milliseconds(100))),
+            .grdbFast: Cell(measurement: .time(.milliseconds(50))),
+            .grdbRecords: Cell(measurement: .time(.milliseconds(400))),
+        ])
+        #expect(ResultTable.ratio(row, against: .grdbRecords) == "4.0×")
+        #expect(ResultTable.ratio(row, against: .grdbFast) == "0.50×")
+        let table = ResultTable(heading: "Object level", ratios: [RatioColumn(peer: .grdbRecords), RatioColumn(peer: .grdbFast)],
+                                rows: [row])
+        let header = table.render(markdown: true).split(separator: "\n").first { $0.hasPrefix("| ") }
+        #expect(header?.contains("ratio (GRDB records ÷ Granary) | ratio (GRDB fastest ÷ Granary)") == true)
     }
 
     @Test func bestConfigurationWinsEachCell() {
@@ -36,5 +51,6 @@ import Testing
         #expect(Measurement.rate(250_000, unit: "ops/s").text == "250,000 ops/s (4.00 µs)")
         #expect(Measurement.time(.milliseconds(1_536)).text == "1,536 ms")
         #expect(Measurement.bytes(72_215_040).text == "72.2 MB")
+        #expect(Measurement.bytesPerObject(301.4).text == "301 B/object")
     }
 }

@@ -15,6 +15,12 @@ struct BenchOptions {
     var queries = 5_000
     /// Single-insert durable transactions in workloads 7 and 8 (and fdatasync calls in workload 11).
     var durableTransactions = 2_000
+    /// Employees in the object-level table (spread over up to 100 departments).
+    var objects = 100_000
+    /// Fetches in object workloads O3 and O4.
+    var objectQueries = 2_000
+    /// Which tables to run: both unless `--only` names one.
+    var tables: Set<BenchTable> = Set(BenchTable.allCases)
     /// Timed repetitions of the whole-table workloads (bulk insert, update, reopen); the median is reported.
     var repetitions = 3
     var reopenRepetitions = 5
@@ -26,10 +32,13 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--quick] [--markdown] [--dir PATH] [--sqlite-cache-mb N]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects] [--quick] [--markdown]
+                             [--dir PATH] [--sqlite-cache-mb N]
 
           --rows N        rows in the main table (default 100000)
           --large-rows N  rows in the store measured for reopen time and size (default 1000000)
+          --objects N     employees in the object-level table (default 100000)
+          --only TABLE    run one table: main (the engine against SQLite) or objects (the object level)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
@@ -43,6 +52,7 @@ struct BenchOptions {
         var options = BenchOptions()
         var explicitRows: Int?
         var explicitLargeRows: Int?
+        var explicitObjects: Int?
         var iterator = arguments.makeIterator()
         func count(after flag: String) throws -> Int {
             guard let text = iterator.next(), let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else {
@@ -54,6 +64,12 @@ struct BenchOptions {
             switch argument {
             case "--rows": explicitRows = try count(after: argument)
             case "--large-rows": explicitLargeRows = try count(after: argument)
+            case "--objects": explicitObjects = try count(after: argument)
+            case "--only":
+                guard let name = iterator.next(), let table = BenchTable(rawValue: name) else {
+                    throw BenchError.usage("--only needs one of: \(BenchTable.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                options.tables = [table]
             case "--quick": options.isQuick = true
             case "--markdown": options.isMarkdown = true
             case "--dir":
@@ -70,13 +86,24 @@ struct BenchOptions {
             options.lookups = 1_000
             options.queries = 100
             options.durableTransactions = 20
+            options.objects = 1_000
+            options.objectQueries = 50
             options.repetitions = 1
             options.reopenRepetitions = 1
         }
         if let explicitRows { options.rows = explicitRows }
         if let explicitLargeRows { options.largeRows = explicitLargeRows }
+        if let explicitObjects { options.objects = explicitObjects }
         return options
     }
+}
+
+/// The tables the bench can print.
+enum BenchTable: String, CaseIterable, Sendable {
+    /// The engine (`GranaryStorage`) against SQLite through GRDB, row by row.
+    case main
+    /// Managed objects (`Granary`) against GRDB records.
+    case objects
 }
 
 /// Why the bench stopped before printing its table.

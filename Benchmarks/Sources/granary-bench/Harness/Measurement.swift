@@ -9,6 +9,8 @@ enum Measurement: Sendable {
     case bytes(Int)
     /// Bytes per row (lower is better).
     case bytesPerRow(Double)
+    /// Bytes per object held in memory (lower is better).
+    case bytesPerObject(Double)
 
     /// A rate from `count` operations that took `duration` in all.
     static func rate(count: Int, in duration: Duration, unit: String) -> Measurement {
@@ -33,6 +35,8 @@ enum Measurement: Sendable {
             return "\(Format.decimal(Double(bytes) / 1_000_000, digits: 1)) MB"
         case .bytesPerRow(let bytes):
             return "\(Format.decimal(bytes, digits: 1)) B/row"
+        case .bytesPerObject(let bytes):
+            return "\(Format.grouped(bytes)) B/object"
         }
     }
 
@@ -44,6 +48,7 @@ enum Measurement: Sendable {
         case (.rate(let mine, _), .rate(let theirs, _)): return mine / theirs
         case (.bytes(let mine), .bytes(let theirs)): return Double(theirs) / Double(mine)
         case (.bytesPerRow(let mine), .bytesPerRow(let theirs)): return theirs / mine
+        case (.bytesPerObject(let mine), .bytesPerObject(let theirs)): return theirs / mine
         default: return nil
         }
     }

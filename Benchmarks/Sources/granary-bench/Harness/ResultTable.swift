@@ -28,39 +28,54 @@ struct Cell: Sendable {
     static let notApplicable = Cell(measurement: nil, placeholder: "—")
 }
 
-/// The whole result: one row per workload, one column per system, a ratio column, and the notes that
-/// explain the figures. Renders as aligned plain text or as Markdown.
+/// One line of a table: a workload's title, a cell per system, and whether GRDB ran it too.
+struct ResultRow {
+    var title: String
+    var cells: [SystemColumn: Cell]
+    /// `false` for rows that describe Granary alone (limits, memory layout): their ratio cells show "—".
+    var hasPeer = true
+}
+
+/// A ratio column: how many times better Granary is than `peer` in each row.
+struct RatioColumn {
+    var peer: SystemColumn
+
+    var title: String { "ratio (\(peer.title) ÷ Granary)" }
+}
+
+/// One table of the result: one row per workload, one column per system, ratio columns, and the notes
+/// that explain the figures. Renders as aligned plain text or as Markdown.
 struct ResultTable {
-    var machine: String
-    var rows: [(workload: Workload, title: String, cells: [SystemColumn: Cell])] = []
+    /// The line above the table: the machine for the first table, a heading for the next ones.
+    var heading: String
+    var ratios = [RatioColumn(peer: .grdbFast)]
+    var rows: [ResultRow] = []
     var footnotes: [String] = []
 
-    static let ratioTitle = "ratio (GRDB fastest ÷ Granary)"
-
-    /// The ratio cell: how many times better Granary is than GRDB's fastest idiom (>1: Granary wins);
-    /// "—" for the rows that have no peer.
-    static func ratio(_ workload: Workload, _ cells: [SystemColumn: Cell]) -> String {
-        guard workload.hasPeer else { return "—" }
-        guard let mine = cells[.granary]?.measurement, let theirs = cells[.grdbFast]?.measurement,
+    /// The ratio cell: how many times better Granary is than `peer` (>1: Granary wins); "—" for the rows
+    /// (or cells) that have no peer, "n/a" when either side is missing or their units differ.
+    static func ratio(_ row: ResultRow, against peer: SystemColumn) -> String {
+        guard row.hasPeer else { return "—" }
+        if let cell = row.cells[peer], cell.measurement == nil, cell.placeholder == Cell.notApplicable.placeholder { return "—" }
+        guard let mine = row.cells[.granary]?.measurement, let theirs = row.cells[peer]?.measurement,
               let advantage = mine.advantage(over: theirs)
         else { return "n/a" }
         return Format.ratio(advantage)
     }
 
     func render(markdown: Bool) -> String {
-        let header = ["workload"] + SystemColumn.allCases.map(\.title) + [Self.ratioTitle]
+        let header = ["workload"] + SystemColumn.allCases.map(\.title) + ratios.map(\.title)
         let body = rows.map { row in
-            [row.title] + SystemColumn.allCases.map { (row.cells[$0] ?? Cell()).text } + [Self.ratio(row.workload, row.cells)]
+            [row.title] + SystemColumn.allCases.map { (row.cells[$0] ?? Cell()).text }
+                + ratios.map { Self.ratio(row, against: $0.peer) }
         }
-        var out = ""
+        var out = "\(heading)\n\n"
         if markdown {
-            out += "\(machine)\n\n"
             out += "| " + header.joined(separator: " | ") + " |\n"
             out += "|" + header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined() + "\n"
             for line in body { out += "| " + line.joined(separator: " | ") + " |\n" }
             if !footnotes.isEmpty { out += "\n" + footnotes.map { "- \($0)\n" }.joined() }
         } else {
-            out += "\(machine)\n\n"
             let widths = header.indices.map { column in
                 ([header] + body).map { $0[column].count }.max() ?? 0
             }

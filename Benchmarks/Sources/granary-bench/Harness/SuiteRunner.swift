@@ -2,11 +2,14 @@ import Foundation
 import Synchronization
 
 /// What one system, in one configuration, measured in every workload it ran, with the checksums of what
-/// its reads returned.
-struct SuiteResult {
-    var system: BenchSystem
-    var measurements: [Workload: Measurement] = [:]
-    var checksums: [Workload: Int] = [:]
+/// its reads returned. `Key` names the rows: `Workload` for the main table, `ObjectWorkload` for the
+/// object level.
+struct SuiteResult<Key: Hashable> {
+    var column: SystemColumn
+    /// The configuration's name ("queue", "pool"), or `nil` when the system has only one.
+    var configuration: String?
+    var measurements: [Key: Measurement] = [:]
+    var checksums: [Key: Int] = [:]
 }
 
 /// Runs every workload against one system, in the same order, on the same data, each in a fresh folder
@@ -40,10 +43,10 @@ struct SuiteRunner {
 
     /// Runs all workloads that have a peer against `system` and returns what they measured.
     /// - Throws: whatever the system throws; a failing system stops the run rather than leave a hole.
-    func run(_ system: BenchSystem) throws -> SuiteResult {
+    func run(_ system: BenchSystem) throws -> SuiteResult<Workload> {
         let name = system.column.title + (system.configuration.map { " [\($0)]" } ?? "")
         let tag = "\(system.column)-\(system.configuration ?? "default")"
-        var result = SuiteResult(system: system)
+        var result = SuiteResult<Workload>(column: system.column, configuration: system.configuration)
         let items = dataset.items[...]
 
         // 1. Bulk insert, each repetition into a new store; the last store serves workloads 2–6.
@@ -67,13 +70,13 @@ struct SuiteRunner {
         // 2–4. Reads, timed in batches after one untimed warm-up batch.
         progress("\(name): point lookups")
         (result.measurements[.pointLookup], result.checksums[.pointLookup]) =
-            try timeBatches(dataset.lookupKeys[...], unit: "ops/s") { try store.fetch(keys: $0) }
+            try Self.timeBatches(dataset.lookupKeys[...], unit: "ops/s") { try store.fetch(keys: $0) }
         progress("\(name): equality queries")
         (result.measurements[.equalityQuery], result.checksums[.equalityQuery]) =
-            try timeBatches(dataset.categoryQueries[...], unit: "queries/s") { try store.queryCategories($0) }
+            try Self.timeBatches(dataset.categoryQueries[...], unit: "queries/s") { try store.queryCategories($0) }
         progress("\(name): range queries")
         (result.measurements[.rangeQuery], result.checksums[.rangeQuery]) =
-            try timeBatches(dataset.rangeQueries[...], unit: "queries/s") { try store.queryPriceRanges($0) }
+            try Self.timeBatches(dataset.rangeQueries[...], unit: "queries/s") { try store.queryPriceRanges($0) }
 
         // 5. Update every row, with new values on each pass.
         progress("\(name): update all")
@@ -132,7 +135,7 @@ struct SuiteRunner {
 
     /// Times `body` over `batches` slices of `inputs` after one untimed call on the first slice, and
     /// returns the rate of the median batch and the sum of the timed batches' checksums.
-    private func timeBatches<Input>(
+    static func timeBatches<Input>(
         _ inputs: ArraySlice<Input>, unit: String, _ body: (ArraySlice<Input>) throws -> Int
     ) throws -> (Measurement, Int) {
         let size = max(1, inputs.count / Self.batches)

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// Opening SQLite the way both GRDB peers use it: WAL, synchronous=FULL, the `item` table and indexes.
+/// Opening SQLite the way both GRDB peers use it: WAL, synchronous=FULL, and the tables: `item` for the
+/// main table, `department` and `employee` for the object level.
 enum SQLiteSetup {
     enum ConnectionKind: String, CaseIterable, Sendable {
         case queue, pool
@@ -11,6 +12,22 @@ enum SQLiteSetup {
         CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, category INTEGER, price REAL, flag BOOLEAN, created DATE);
         CREATE INDEX byCategory ON item(category);
         CREATE INDEX byCategoryPrice ON item(category, price);
+        """
+
+    /// The object level: a foreign key from employee to department (GRDB enables foreign keys, so SQLite
+    /// checks it), an index on it for the to-many side, and the salary index.
+    static let createObjectSchema = """
+        CREATE TABLE department(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE employee(id INTEGER PRIMARY KEY, name TEXT NOT NULL, salary INTEGER NOT NULL, hired DATE NOT NULL,
+                              email TEXT NOT NULL, departmentId INTEGER NOT NULL REFERENCES department(id));
+        CREATE INDEX employee_departmentId ON employee(departmentId);
+        CREATE INDEX employee_salary ON employee(salary);
+        """
+
+    /// The query of object workload O4, for the fastest peer and for the plan check.
+    static let topEarnersSQL = """
+        SELECT id, name, salary, hired, email, departmentId FROM employee WHERE salary BETWEEN ? AND ?
+        ORDER BY salary DESC LIMIT \(SalaryRangeQuery.limit)
         """
 
     static func path(in folder: URL) -> String { folder.appendingPathComponent("bench.sqlite").path }
@@ -42,11 +59,25 @@ enum SQLiteSetup {
         return writer
     }
 
-    /// Opens a new database in `folder` and creates the `item` table and its indexes.
+    /// Opens a new database in `folder` and creates `schema` (by default the `item` table and its indexes).
     /// - Throws: `DatabaseError` from SQLite.
-    static func create(_ kind: ConnectionKind, cacheMiB: Int?, in folder: URL) throws -> any DatabaseWriter {
+    static func create(_ kind: ConnectionKind, cacheMiB: Int?, in folder: URL, schema: String = createSchema) throws -> any DatabaseWriter {
         let writer = try open(kind, cacheMiB: cacheMiB, in: folder)
-        try writer.write { db in try db.execute(sql: createSchema) }
+        try writer.write { db in try db.execute(sql: schema) }
+        return writer
+    }
+
+    /// Opens a new database for the object level and checks that SQLite answers O4 from the salary index
+    /// in order, with no sort step.
+    /// - Throws: `DatabaseError` from SQLite, `BenchError.misconfigured` for another plan.
+    static func createObjects(_ kind: ConnectionKind, cacheMiB: Int?, in folder: URL) throws -> any DatabaseWriter {
+        let writer = try create(kind, cacheMiB: cacheMiB, in: folder, schema: createObjectSchema)
+        let plan = try writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + topEarnersSQL, arguments: [0, 1]).map { $0["detail"] as String? ?? "" }
+        }.joined(separator: "; ")
+        guard plan.contains("employee_salary"), !plan.contains("TEMP B-TREE") else {
+            throw BenchError.misconfigured("SQLite plans O4 as \(plan); expected the salary index with no sort step")
+        }
         return writer
     }
 
