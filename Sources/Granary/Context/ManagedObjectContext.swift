@@ -41,6 +41,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Every object the context knows, weakly: unchanged objects go away when nobody holds them, which
     /// keeps memory bounded while iterating big results.
     var registry: [ManagedObjectID: WeakObject] = [:]
+    private var nextRegistrySweep = 1024
     /// Objects with unsaved changes, held strongly until saved or rolled back.
     var changed: [ObjectIdentifier: ManagedObject] = [:]
     /// Changes since the last objects-did-change notification.
@@ -149,7 +150,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func register(_ object: ManagedObject) {
-        if registry.count > 1024 && registry.count % 1024 == 0 { registry = registry.filter { $0.value.object != nil } }
+        // Drop the boxes of objects that went away, but only when the registry has doubled since the
+        // last sweep, so that registering stays O(1) amortized even when every object is still alive.
+        if registry.count >= nextRegistrySweep {
+            registry = registry.filter { $0.value.object != nil }
+            nextRegistrySweep = max(1024, registry.count * 2)
+        }
         registry[object.objectID] = WeakObject(object)
     }
 

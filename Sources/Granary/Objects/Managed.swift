@@ -18,6 +18,9 @@ public struct Managed<Value>: ManagedStorage {
     /// Tells this declaration's storage apart from every other's, so that the property's name can be
     /// found by reflection (Swift describes a subclass's private storage key paths unreliably).
     let token = ManagedStorageToken.next()
+    /// The property's index in its object's layout, once looked up: reading it back through the storage
+    /// key path is a fixed-offset load, where a lookup hashes the key path.
+    var index = -1
 
     public init() {}
 
@@ -62,6 +65,14 @@ public struct Managed<Value>: ManagedStorage {
     /// The property behind the wrapper: found once per class by matching the storage's token against
     /// the object's reflected children (`_name` → `name`), then cached by key path.
     private static func index<Object: ManagedObject>(_ object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> Int {
+        let stored = object[keyPath: storageKeyPath].index
+        if stored >= 0 { return stored }
+        let i = lookUpIndex(object, storageKeyPath)
+        object[keyPath: storageKeyPath].index = i
+        return i
+    }
+
+    private static func lookUpIndex<Object: ManagedObject>(_ object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> Int {
         if let i = object.layout.cachedIndex(forKeyPath: storageKeyPath) { return i }
         let token = object[keyPath: storageKeyPath].token
         var mirror: Mirror? = Mirror(reflecting: object)
@@ -81,6 +92,20 @@ public struct Managed<Value>: ManagedStorage {
     }
 }
 
+/// Lets `unwrap` look inside an `Optional` held in an `Any` without reflection.
+protocol AnyOptional {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: AnyOptional {
+    var wrappedAny: Any? {
+        switch self {
+        case .some(let value): return value
+        case .none: return nil
+        }
+    }
+}
+
 /// What every `Managed<Value>` has, whatever its value type: for finding a declaration by reflection.
 protocol ManagedStorage {
     var token: UInt64 { get }
@@ -96,6 +121,8 @@ enum ManagedValueCoercion {
     /// `value` as a `T`, bridging integer widths, floating-point widths, optionals and collections of
     /// subclasses; `nil` when it cannot be one.
     static func coerce<T>(_ value: Any?, to type: T.Type) -> T? {
+        // Stored values are already canonical and unwrapped, so the common case is one cast.
+        if let value, let direct = value as? T { return direct }
         guard let value = unwrap(value) else {
             if let optional = T.self as? any ExpressibleByNilLiteral.Type { return (optional.init(nilLiteral: ()) as! T) }
             return nil
@@ -115,9 +142,8 @@ enum ManagedValueCoercion {
     /// Looks through `Optional` wrappers, so that `Optional(Optional(3))` is 3 and `.none` is nil.
     static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
-        let mirror = Mirror(reflecting: value)
-        guard mirror.displayStyle == .optional else { return value }
-        return unwrap(mirror.children.first?.value)
+        guard let optional = value as? any AnyOptional else { return value }
+        return unwrap(optional.wrappedAny)
     }
 
     private static func integer(_ value: Any) -> Int64? {

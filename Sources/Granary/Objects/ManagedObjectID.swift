@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The identity of one managed object: its entity and, once saved, the store and row it lives in.
 ///
@@ -12,8 +13,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     enum Storage: Sendable, Hashable {
         case permanent(store: UUID, key: Int64)
-        case temporary(UUID)
+        /// A number unique within this process; URIs prefix it with the process's own UUID.
+        case temporary(UInt64)
     }
+
+    /// Temporary IDs are numbered: every object gets one at creation, and a `UUID()` per object (which
+    /// reads /dev/urandom on Linux) cost more than the rest of materializing a fetched object.
+    private static let temporaryCounter = Mutex<UInt64>(0)
+    static let processIdentifier = UUID()
 
     init(entityName: String, store: UUID, key: Int64) {
         self.entityName = entityName
@@ -27,7 +34,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     init(temporaryFor entityName: String) {
         self.entityName = entityName
-        self.storage = .temporary(UUID())
+        self.storage = .temporary(Self.temporaryCounter.withLock { $0 += 1; return $0 })
     }
 
     /// Whether the object has never been saved (Core Data's `isTemporaryID`).
@@ -50,14 +57,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public static let uriScheme = "x-granary"
 
-    /// `x-granary://<store UUID>/<Entity>/p<key>` for permanent IDs, `x-granary:///<Entity>/t<UUID>`
-    /// for temporary ones (which mean nothing after the context that made them is gone).
+    /// `x-granary://<store UUID>/<Entity>/p<key>` for permanent IDs,
+    /// `x-granary:///<Entity>/t<process UUID>-<n>` for temporary ones (which mean nothing in another process).
     public var uriRepresentation: URL {
         switch storage {
         case .permanent(let store, let key):
             return URL(string: "\(Self.uriScheme)://\(store.uuidString)/\(Self.escape(entityName))/p\(key)")!
-        case .temporary(let id):
-            return URL(string: "\(Self.uriScheme):///\(Self.escape(entityName))/t\(id.uuidString)")!
+        case .temporary(let number):
+            return URL(string: "\(Self.uriScheme):///\(Self.escape(entityName))/t\(Self.processIdentifier.uuidString)-\(number)")!
         }
     }
 
@@ -80,8 +87,13 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
             guard let key = Int64(rest) else { throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a row key") }
             self.init(entityName: entity, store: store, key: key)
         case "t":
-            guard let id = UUID(uuidString: rest) else { throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a UUID") }
-            self.init(entityName: entity, storage: .temporary(id))
+            let pieces = rest.split(separator: "-")
+            guard pieces.count == 6, let number = UInt64(pieces[5]),
+                UUID(uuidString: pieces.prefix(5).joined(separator: "-")) == Self.processIdentifier
+            else {
+                throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a temporary ID of this process (temporary IDs do not outlive it)")
+            }
+            self.init(entityName: entity, storage: .temporary(number))
         default:
             throw ObjectIDError.malformedURI(uri, reason: "unknown ID kind '\(tag)'")
         }
