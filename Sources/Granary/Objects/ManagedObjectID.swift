@@ -104,6 +104,16 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { uriRepresentation.absoluteString }
+
+    /// Hashes the store and key only: hashing the entity name's characters dominated registry lookups,
+    /// and two IDs that differ only by entity (the same key in two tables) are still told apart by `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+
+    public static func == (a: ManagedObjectID, b: ManagedObjectID) -> Bool {
+        a.storage == b.storage && a.entityName == b.entityName
+    }
 }
 
 /// Errors about object IDs and their URIs.
