@@ -97,3 +97,26 @@ import Testing
         }
     }
 }
+
+@Suite struct SelfReferenceDeletionTests {
+    /// Deleting an unsaved object whose relationship points at itself: the nullify rule edits the
+    /// object's own inverse, which used to put it back into the change set, detached and with a
+    /// temporary ID, so fetches returned it and the next save wrote it as an update.
+    /// (Found by the object-graph property test on branch `graphtests`.)
+    @Test func deletingAnUnsavedObjectThatManagesItselfLeavesNothingBehind() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let loner = Employee(context: context)
+            loner.name = "Loner"
+            loner.manager = loner
+            #expect(loner.reports == [loner])
+            context.delete(loner)
+            #expect(!context.hasChanges && loner.managedObjectContext == nil)
+            #expect(try context.fetch(FetchRequest<Employee>()).isEmpty)
+            let other = Employee(context: context)
+            other.name = "Other"
+            try context.save()
+            #expect(try coordinator.persistentStores[0].engine.read().count(in: "Person") == 1)
+        }
+    }
+}

@@ -212,17 +212,32 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         assertOnQueue()
         guard !object.deletedState else { return }
         object.fireFaultIfNeeded()
-        if object.insertedState {
-            // Never saved: it just goes away.
-            object.insertedState = false
-            changed[ObjectIdentifier(object)] = nil
-            // Observers that were already told of the insert must now be told it is gone.
-            if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
-        } else {
-            object.deletedState = true
+        let wasInserted = object.insertedState
+        // Marked deleted before the rules run, so that cycles of cascades end, and an object that refers
+        // to itself (whose own inverse the rules edit) stays out of the change set.
+        object.deletedState = true
+        if !wasInserted {
             changed[ObjectIdentifier(object)] = object
             pendingNotification.deleted.insert(object.objectID)
         }
+        propagateDeletion(of: object)
+        if wasInserted {
+            // Never saved: it just goes away.
+            object.insertedState = false
+            object.deletedState = false
+            object.changedIndexes = []
+            changed[ObjectIdentifier(object)] = nil
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+            // Observers that were already told of the insert must now be told it is gone.
+            if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
+            pendingNotification.updated.remove(object.objectID)
+        }
+    }
+
+    /// Applies the delete rules of a deleted object's relationships: nullify unlinks the other side,
+    /// cascade deletes the destinations.
+    func propagateDeletion(of object: ManagedObject) {
         for (i, kind) in object.layout.kinds.enumerated() {
             let relationship: RelationshipDescription
             let ids: [ManagedObjectID]
@@ -248,7 +263,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 break
             }
         }
-        if !object.insertedState && !object.deletedState { object.managedObjectContext = nil }
     }
 
     func objectDidChange(_ object: ManagedObject) {
