@@ -93,8 +93,7 @@ extension ManagedObjectContext {
             attempt += 1
             let changes = storeChanges()
             do {
-                let (ids, versions) = try coordinator.save(changes)
-                return finishSave(ids: ids, versions: versions)
+                return finishSave(try coordinator.save(changes))
             } catch let found as ConflictsFound {
                 if mergePolicy == .error || attempt > 3 { throw ContextError.mergeConflicts(found.conflicts) }
                 resolve(found)
@@ -128,6 +127,10 @@ extension ManagedObjectContext {
                 object.changedIndexes.formUnion(object.values.indices)
             case .mergeByPropertyStoreTrump:
                 for i in object.values.indices where !Self.same(record.values[i], base[i]) {
+                    if case .toMany = object.layout.kinds[i], object.changedIndexes.contains(i) {
+                        object.values[i] = object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i])
+                        continue
+                    }
                     object.values[i] = record.values[i]
                     object.changedIndexes.remove(i)
                 }
@@ -135,7 +138,10 @@ extension ManagedObjectContext {
                 object.rowVersion = record.version
                 if object.changedIndexes.isEmpty && !object.deletedState { changed[ObjectIdentifier(object)] = nil }
             case .mergeByPropertyObjectTrump:
-                for i in object.values.indices where !object.changedIndexes.contains(i) { object.values[i] = record.values[i] }
+                for i in object.values.indices {
+                    object.values[i] = object.changedIndexes.contains(i)
+                        ? object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i]) : record.values[i]
+                }
                 object.committed = record.values
                 object.rowVersion = record.version
             }
@@ -160,7 +166,8 @@ extension ManagedObjectContext {
     }
 
     /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
-    private func finishSave(ids: [ManagedObjectID: ManagedObjectID], versions: [ManagedObjectID: Int64]) -> ContextChanges {
+    private func finishSave(_ outcome: SaveOutcome) -> ContextChanges {
+        let ids = outcome.ids
         var saved = ContextChanges()
         if !ids.isEmpty {
             for box in registry.values { box.object?.replaceReferences(ids) }
@@ -183,9 +190,21 @@ extension ManagedObjectContext {
             object.committed = object.values
             object.changedIndexes = []
             object.rejectedValues = []
-            if let version = versions[object.objectID] { object.rowVersion = version }
+            if let version = outcome.versions[object.objectID] { object.rowVersion = version }
         }
         changed = [:]
+        // The store finished links at rows this context did not write, or wrote differently: take them.
+        for (id, record) in outcome.touched {
+            if let object = registry[id]?.object, !object.faultState { object.apply(record) }
+            saved.updated.insert(id)
+        }
+        for id in outcome.cascadedDeletes {
+            saved.updated.remove(id)
+            saved.inserted.remove(id)
+            saved.deleted.insert(id)
+            guard let object = registry.removeValue(forKey: id)?.object else { continue }
+            object.managedObjectContext = nil
+        }
         pendingNotification = ContextChanges()
         return saved
     }

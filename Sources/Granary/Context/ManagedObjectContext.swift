@@ -340,10 +340,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard object.managedObjectContext === self, !object.insertedState else { return }
         if mergeChanges {
             guard let record = try? loadRecord(for: object.objectID) else { return }
+            let base = object.committed
             let local = object.changedIndexes.map { ($0, object.values[$0]) }
             object.apply(record)
             for (i, value) in local {
-                object.values[i] = value
+                object.values[i] = object.rebased(value, at: i, base: base?[i], onto: record.values[i])
                 object.changedIndexes.insert(i)
             }
         } else {
@@ -406,6 +407,24 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 }
 
 extension ManagedObject {
+    /// A local value re-applied on top of a newer stored one. A to-many relationship keeps the
+    /// other side's additions and removals and applies this context's own (its difference from
+    /// `base`, the value it was edited from), so that two contexts adding members to one relationship
+    /// both keep theirs; other values are taken as they are.
+    func rebased(_ local: Any?, at i: Int, base: Any?, onto stored: Any?) -> Any? {
+        guard case .toMany = layout.kinds[i], let local = local as? [ManagedObjectID] else { return local }
+        let base = base as? [ManagedObjectID] ?? []
+        let stored = stored as? [ManagedObjectID] ?? []
+        if base == stored { return local }
+        let localSet = Set(local)
+        let baseSet = Set(base)
+        let removed = baseSet.subtracting(localSet)
+        var result = stored.filter { !removed.contains($0) }
+        var present = Set(result)
+        for id in local where !baseSet.contains(id) && present.insert(id).inserted { result.append(id) }
+        return result
+    }
+
     /// Takes a record's values as the object's saved state.
     func apply(_ record: ObjectRecord) {
         values = record.values

@@ -133,7 +133,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// written object's new row version is returned.
     /// - Throws: `ConflictsFound` when optimistic locking fails (nothing is written); `ContextError`
     ///   for constraint violations and store errors.
-    func save(_ changes: StoreChanges) throws -> (ids: [ManagedObjectID: ManagedObjectID], versions: [ManagedObjectID: Int64]) {
+    func save(_ changes: StoreChanges) throws -> SaveOutcome {
         var byStore: [ObjectIdentifier: (store: PersistentStore, changes: StoreChanges)] = [:]
         func bucket(_ id: ManagedObjectID) throws -> ObjectIdentifier {
             let store = try id.isTemporaryID ? self.store(forEntity: id.entityName) : self.store(for: id)
@@ -147,8 +147,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let work = byStore.values.sorted { $0.store.identifier.uuidString < $1.store.identifier.uuidString }
         for item in work { try item.store.checkAttached() }
 
-        var ids: [ManagedObjectID: ManagedObjectID] = [:]
-        var versions: [ManagedObjectID: Int64] = [:]
+        var outcome = SaveOutcome()
         // Nest the write transactions: each store applies (and checks) its changes, then the next store
         // does, and only when all have passed do they commit, innermost first.
         func writeStores(_ index: Int) throws {
@@ -156,7 +155,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let (store, storeChanges) = work[index]
             do {
                 try store.engine.write { tx in
-                    try Self.apply(storeChanges, to: store, in: tx, ids: &ids, versions: &versions)
+                    try Self.apply(storeChanges, to: store, in: tx, outcome: &outcome)
                     try writeStores(index + 1)
                 }
             } catch let error as StorageError {
@@ -164,7 +163,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
         }
         try writeStores(0)
-        return (ids, versions)
+        return outcome
     }
 
     static func translate(_ error: StorageError, store: PersistentStore) -> Error {
@@ -177,14 +176,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     private static func apply(_ changes: StoreChanges, to store: PersistentStore, in tx: WriteTransaction,
-                              ids: inout [ManagedObjectID: ManagedObjectID], versions: inout [ManagedObjectID: Int64]) throws {
+                              outcome: inout SaveOutcome) throws {
         let snapshot = tx.snapshot
+        var tableNames: [String: String] = [:]
+        func tableName(_ entity: EntityDescription) throws -> String {
+            if let name = tableNames[entity.name] { return name }
+            let name = try store.entityMapping(entity.name).tableName
+            tableNames[entity.name] = name
+            return name
+        }
         // Optimistic locking: every updated or deleted row must still be at the version the context read.
         var conflicts: [MergeConflict] = []
         var storeRecords: [ManagedObjectID: ObjectRecord] = [:]
+        var before: [ManagedObjectID: Row] = [:]
         func check(_ id: ManagedObjectID, _ entity: EntityDescription, expected: Int64) throws {
             guard let key = id.primaryKey else { return }
-            let table = try store.entityMapping(entity.name).tableName
+            let table = try tableName(entity)
             let row = try snapshot.row(in: table, key: key)
             var current: Int64?
             if let row, case .int(let v) = row[StorageMapping.versionColumn] { current = v }
@@ -193,6 +200,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 if let row, let mapping = store.mapping.table(named: table) {
                     storeRecords[id] = try store.record(from: row, key: key, table: mapping, snapshot: snapshot)
                 }
+            } else if let row {
+                before[id] = row
             }
         }
         for u in changes.updates { try check(u.id, u.entity, expected: u.expectedVersion) }
@@ -202,26 +211,84 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // Permanent keys for inserted objects first, so rows can reference each other.
         var nextKeys: [String: Int64] = [:]
         for insert in changes.inserts {
-            let table = try store.entityMapping(insert.entity.name).tableName
+            let table = try tableName(insert.entity)
             let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
             nextKeys[table] = key + 1
-            ids[insert.id] = ManagedObjectID(entityName: insert.entity.name, store: store.identifier, key: key)
+            outcome.ids[insert.id] = ManagedObjectID(entityName: insert.entity.name, store: store.identifier, key: key)
         }
-        let resolve: (ManagedObjectID) -> ManagedObjectID = { [ids] in ids[$0] ?? $0 }
+        let ids = outcome.ids
+        let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
+
+        // The rows as the context wrote them, then the links finished against the store's current rows.
+        var graph = GraphRepair(store: store, snapshot: snapshot)
         for insert in changes.inserts {
             let id = ids[insert.id]!
             let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
-            try tx.insert(row, into: try store.entityMapping(insert.entity.name).tableName, key: id.primaryKey!)
-            versions[id] = 1
+            try graph.addInsert(row, table: try tableName(insert.entity), key: id.primaryKey!)
         }
         for update in changes.updates {
-            let version = update.expectedVersion + 1
-            let row = try store.row(entity: update.entity, values: update.values, version: version, in: snapshot, resolve: resolve)
-            try tx.update(row, in: try store.entityMapping(update.entity.name).tableName, key: update.id.primaryKey!)
-            versions[update.id] = version
+            let row = try store.row(entity: update.entity, values: update.values, version: update.expectedVersion + 1, in: snapshot, resolve: resolve)
+            try graph.addUpdate(row, before: before[update.id]!, table: try tableName(update.entity), key: update.id.primaryKey!)
         }
-        for delete in changes.deletes {
-            try tx.delete(from: try store.entityMapping(delete.entity.name).tableName, key: delete.id.primaryKey!)
+        for delete in changes.deletes where before[delete.id] != nil {
+            try graph.addDelete(before: before[delete.id]!, table: try tableName(delete.entity), key: delete.id.primaryKey!)
+        }
+        try graph.run()
+
+        var touched: [(RowReference, String)] = []
+        for insert in changes.inserts {
+            let id = ids[insert.id]!
+            let table = try tableName(insert.entity)
+            let ref = RowReference(table: try snapshot.tableID(of: table), key: id.primaryKey!)
+            guard let entry = graph.entries[ref] else { continue }
+            try tx.insert(entry.row, into: table, key: id.primaryKey!)
+            outcome.versions[id] = 1
+            if entry.touched { touched.append((ref, table)) }
+        }
+        for update in changes.updates {
+            let table = try tableName(update.entity)
+            let ref = RowReference(table: try snapshot.tableID(of: table), key: update.id.primaryKey!)
+            guard let entry = graph.entries[ref] else { continue }
+            try tx.update(entry.row, in: table, key: update.id.primaryKey!)
+            outcome.versions[update.id] = update.expectedVersion + 1
+            if entry.touched { touched.append((ref, table)) }
+        }
+        for (ref, entry) in graph.entries where entry.origin == .repaired && entry.touched {
+            var row = entry.row
+            guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
+            row[StorageMapping.versionColumn] = .int(version + 1)
+            try tx.update(row, in: entry.table.name, key: ref.key)
+            touched.append((ref, entry.table.name))
+        }
+        for ref in graph.deleted {
+            guard let table = snapshot.tableName(for: ref.table) else { continue }
+            try tx.delete(from: table, key: ref.key)
+        }
+        for (ref, entityName) in graph.cascaded {
+            outcome.cascadedDeletes.append(ManagedObjectID(entityName: entityName, store: store.identifier, key: ref.key))
+        }
+        // What the store holds now for rows that differ from what the context wrote (or did not write).
+        if !touched.isEmpty {
+            let after = tx.snapshot
+            for (ref, table) in touched {
+                guard let row = try after.row(in: table, key: ref.key), let mapping = store.mapping.table(named: table) else { continue }
+                let record = try store.record(from: row, key: ref.key, table: mapping, snapshot: after)
+                outcome.touched[record.id] = record
+                outcome.versions[record.id] = record.version
+            }
         }
     }
+}
+
+/// What a save wrote, for the saving context to bring its objects in line.
+struct SaveOutcome {
+    /// Permanent IDs of inserted objects, by temporary ID.
+    var ids: [ManagedObjectID: ManagedObjectID] = [:]
+    /// New row versions of every row written.
+    var versions: [ManagedObjectID: Int64] = [:]
+    /// Rows whose stored values differ from what the context wrote, or that it did not write at all:
+    /// the other ends of relationships finished by `GraphRepair`.
+    var touched: [ManagedObjectID: ObjectRecord] = [:]
+    /// Objects deleted by a cascade over relationships the context did not know of.
+    var cascadedDeletes: [ManagedObjectID] = []
 }

@@ -1,0 +1,281 @@
+import Foundation
+
+/// Keeps both ends of every relationship in agreement when a save is written, measured against the
+/// store's rows as they are at that moment rather than against the saving context's view.
+///
+/// Why at the store: a context only knows the objects it loaded, as they were when it loaded them.
+/// Another context may have moved an employee to a new manager, added a badge to an employee this
+/// context deletes, or deleted the department this context links to. Optimistic locking catches
+/// conflicts on the rows a save writes, but not on the rows at the *other* end of its relationships.
+/// Left alone, such saves store one-sided links (an employee in two managers' `reports`) or
+/// references to rows that no longer exist. Inside the write transaction the store sees every row as
+/// it is, so it finishes each link here:
+///
+/// - a relationship set or changed by the save makes the other end point back (for a to-one inverse,
+///   the object leaves its previous owner's relationship);
+/// - a relationship cleared by the save clears the other end;
+/// - a reference to a row that is gone (deleted by another save, or in this one) is dropped;
+/// - a deleted row's delete rules run against its current relationships: nullify (and no action)
+///   clear the other ends, cascade deletes them as well, deny fails the save if anything is left.
+///
+/// Rows the save did not write but this pass changes get a new row version, so contexts holding them
+/// see a conflict on their next save and merge. The saving context is given these rows back
+/// (`touched`, `cascaded`) to bring its objects up to date.
+struct GraphRepair {
+    enum Origin { case inserted, updated, repaired }
+
+    struct Entry {
+        var row: Row
+        let origin: Origin
+        let table: TableMapping
+        /// The row before this save (nil for inserts).
+        let before: Row?
+        /// Changed by this pass (not only by the context).
+        var touched = false
+    }
+
+    let store: PersistentStore
+    let snapshot: Snapshot
+    private(set) var entries: [RowReference: Entry] = [:]
+    /// Rows the save deletes, the context's and the cascaded ones.
+    private(set) var deleted: Set<RowReference> = []
+    /// Rows deleted by a cascade the context did not ask for, with their tables.
+    private(set) var cascaded: [(ref: RowReference, entityName: String)] = []
+    private var deletedBefore: [RowReference: (row: Row, table: TableMapping)] = [:]
+    private var tablesByID: [TableID: TableMapping] = [:]
+    /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
+    private var memberSets: [ColumnRef: Set<RowReference>] = [:]
+    private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
+
+    private struct EntityKey: Hashable {
+        var table: TableID
+        var code: Int64
+    }
+
+    private struct ColumnRef: Hashable {
+        var row: RowReference
+        var column: Int
+    }
+
+    init(store: PersistentStore, snapshot: Snapshot) {
+        self.store = store
+        self.snapshot = snapshot
+    }
+
+    // MARK: Input
+
+    mutating func addInsert(_ row: Row, table: String, key: Int64) throws {
+        let mapping = try tableMapping(table)
+        entries[RowReference(table: try snapshot.tableID(of: table), key: key)] = Entry(row: row, origin: .inserted, table: mapping, before: nil)
+    }
+
+    mutating func addUpdate(_ row: Row, before: Row, table: String, key: Int64) throws {
+        let mapping = try tableMapping(table)
+        entries[RowReference(table: try snapshot.tableID(of: table), key: key)] = Entry(row: row, origin: .updated, table: mapping, before: before)
+    }
+
+    mutating func addDelete(before: Row, table: String, key: Int64) throws {
+        let ref = RowReference(table: try snapshot.tableID(of: table), key: key)
+        deleted.insert(ref)
+        deletedBefore[ref] = (before, try tableMapping(table))
+    }
+
+    // MARK: Running
+
+    /// Applies the delete rules of every deleted row, then finishes every link the save made or broke.
+    /// - Throws: `ContextError.deleteDenied` when a deny rule still has objects at its other end.
+    mutating func run() throws {
+        var queue = Array(deleted)
+        while let ref = queue.popLast() {
+            guard let (row, table) = deletedBefore[ref] else { continue }
+            for (column, relationship) in relationshipColumns(of: row, in: ref.table, table: table) {
+                for target in Self.references(in: row[column]) where !deleted.contains(target) {
+                    guard try load(target) else { continue }
+                    switch relationship.deleteRule {
+                    case .nullify, .noAction:
+                        try unlink(ref, relationship, from: target)
+                    case .cascade:
+                        try unlink(ref, relationship, from: target)
+                        let entry = entries.removeValue(forKey: target)!
+                        deleted.insert(target)
+                        deletedBefore[target] = (entry.before ?? entry.row, entry.table)
+                        let name = entityMapping(of: entry.row, in: target.table, table: entry.table)?.entityName ?? entry.table.name
+                        cascaded.append((target, name))
+                        queue.append(target)
+                    case .deny:
+                        let entity = entityMapping(of: row, in: ref.table, table: table)?.entityName ?? table.name
+                        throw ContextError.deleteDenied(entity: entity, relationship: relationship.name,
+                                                        object: "\(table.name)/\(ref.key)", count: 1)
+                    }
+                }
+            }
+        }
+        let written = entries.filter { $0.value.origin != .repaired }.map(\.key).sorted()
+        for ref in written {
+            guard let entry = entries[ref] else { continue }
+            for (column, relationship) in relationshipColumns(of: entry.row, in: ref.table, table: entry.table) {
+                let before = entry.before.map { Self.references(in: $0[column]) } ?? []
+                let after = Self.references(in: entry.row[column])
+                if before == after { continue }
+                let beforeSet = Set(before)
+                let afterSet = Set(after)
+                for target in after where !beforeSet.contains(target) { try link(ref, relationship, column: column, to: target) }
+                for target in before where !afterSet.contains(target) { try unlink(ref, relationship, from: target) }
+            }
+        }
+    }
+
+    // MARK: Links
+
+    /// Makes `target` point back at `source` through the inverse of `relationship`, or drops `target`
+    /// from `source` when it no longer exists.
+    private mutating func link(_ source: RowReference, _ relationship: RelationshipDescription, column: Int, to target: RowReference) throws {
+        guard !deleted.contains(target), try load(target) else {
+            remove(target, from: source, column: column)
+            return
+        }
+        guard let (inverseColumn, inverse) = inverseColumn(of: relationship, in: target) else { return }
+        let current = entries[target]!.row[inverseColumn]
+        if inverse.isToMany {
+            if !contains(source, in: target, column: inverseColumn) { append(source, to: target, column: inverseColumn) }
+            return
+        }
+        guard case .reference(let previous) = current else {
+            set(.reference(source), in: target, column: inverseColumn)
+            return
+        }
+        if previous == source { return }
+        if changedBySave(target, column: inverseColumn) {
+            // The target itself was pointed elsewhere by this save: that explicit choice stands.
+            remove(target, from: source, column: column)
+            return
+        }
+        set(.reference(source), in: target, column: inverseColumn)
+        // A to-one inverse: the target leaves its previous owner.
+        if !deleted.contains(previous), try load(previous), let ownerColumn = self.column(named: relationship.name, in: previous) {
+            remove(target, from: previous, column: ownerColumn)
+        }
+    }
+
+    /// Makes `target` stop pointing at `source` through the inverse of `relationship`.
+    private mutating func unlink(_ source: RowReference, _ relationship: RelationshipDescription, from target: RowReference) throws {
+        guard !deleted.contains(target), try load(target),
+            let (inverseColumn, inverse) = inverseColumn(of: relationship, in: target)
+        else { return }
+        if inverse.isToMany {
+            remove(source, from: target, column: inverseColumn)
+        } else if case .reference(let current) = entries[target]!.row[inverseColumn], current == source,
+            !changedBySave(target, column: inverseColumn)
+        {
+            set(.null, in: target, column: inverseColumn)
+        }
+    }
+
+    private func changedBySave(_ ref: RowReference, column: Int) -> Bool {
+        guard let entry = entries[ref], entry.origin != .repaired else { return false }
+        guard let before = entry.before else { return true }
+        return before[column] != entry.row[column]
+    }
+
+    // MARK: Rows
+
+    /// Brings a row into the working set; false when it does not exist.
+    private mutating func load(_ ref: RowReference) throws -> Bool {
+        if entries[ref] != nil { return true }
+        guard let tableName = snapshot.tableName(for: ref.table), let row = try snapshot.row(in: tableName, key: ref.key) else { return false }
+        entries[ref] = Entry(row: row, origin: .repaired, table: try tableMapping(tableName), before: row)
+        return true
+    }
+
+    private mutating func set(_ value: Value, in ref: RowReference, column: Int) {
+        entries[ref]!.row[column] = value
+        entries[ref]!.touched = true
+    }
+
+    private mutating func remove(_ member: RowReference, from ref: RowReference, column: Int) {
+        guard let entry = entries[ref] else { return }
+        switch entry.row[column] {
+        case .reference(let current) where current == member:
+            set(.null, in: ref, column: column)
+        case .references(let list):
+            guard contains(member, in: ref, column: column) else { return }
+            set(.references(list.filter { $0 != member }), in: ref, column: column)
+            memberSets[ColumnRef(row: ref, column: column)]?.remove(member)
+        default:
+            break
+        }
+    }
+
+    private mutating func append(_ member: RowReference, to ref: RowReference, column: Int) {
+        var list = Self.references(in: entries[ref]!.row[column])
+        list.append(member)
+        set(.references(list), in: ref, column: column)
+        memberSets[ColumnRef(row: ref, column: column)]?.insert(member)
+    }
+
+    private mutating func contains(_ member: RowReference, in ref: RowReference, column: Int) -> Bool {
+        let key = ColumnRef(row: ref, column: column)
+        if let members = memberSets[key] { return members.contains(member) }
+        let list = Self.references(in: entries[ref]!.row[column])
+        // Short lists are scanned; long ones get a set, kept up to date by `append` and `remove`.
+        if list.count < 16 { return list.contains(member) }
+        let members = Set(list)
+        memberSets[key] = members
+        return members.contains(member)
+    }
+
+    static func references(in value: Value) -> [RowReference] {
+        switch value {
+        case .reference(let ref): return [ref]
+        case .references(let refs): return refs
+        default: return []
+        }
+    }
+
+    // MARK: Model lookups
+
+    private mutating func tableMapping(_ name: String) throws -> TableMapping {
+        let id = try snapshot.tableID(of: name)
+        if let mapping = tablesByID[id] { return mapping }
+        guard let mapping = store.mapping.table(named: name) else { throw ContextError.unknownEntity(name) }
+        tablesByID[id] = mapping
+        return mapping
+    }
+
+    /// The mapping of a row's entity (a hierarchy table holds several), cached by table and code.
+    private mutating func entity(of row: Row, in tableID: TableID, table: TableMapping)
+        -> (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])?
+    {
+        guard case .int(let code) = row[StorageMapping.entityColumn] else { return nil }
+        let key = EntityKey(table: tableID, code: code)
+        if let cached = entityCache[key] { return cached }
+        guard let name = table.entityName(forCode: code), let mapping = store.mapping.entity(named: name) else { return nil }
+        let relationships: [(Int, RelationshipDescription)] = mapping.propertyColumns.compactMap { column in
+            if case .relationship(let r)? = mapping.property(atColumn: column) { return (column, r) }
+            return nil
+        }
+        entityCache[key] = (mapping, relationships)
+        return (mapping, relationships)
+    }
+
+    private mutating func entityMapping(of row: Row, in tableID: TableID, table: TableMapping) -> EntityMapping? {
+        entity(of: row, in: tableID, table: table)?.mapping
+    }
+
+    private mutating func relationshipColumns(of row: Row, in tableID: TableID, table: TableMapping) -> [(Int, RelationshipDescription)] {
+        entity(of: row, in: tableID, table: table)?.relationships ?? []
+    }
+
+    private mutating func column(named name: String, in ref: RowReference) -> Int? {
+        guard let entry = entries[ref] else { return nil }
+        return entityMapping(of: entry.row, in: ref.table, table: entry.table)?.column(forProperty: name)
+    }
+
+    private mutating func inverseColumn(of relationship: RelationshipDescription, in target: RowReference) -> (Int, RelationshipDescription)? {
+        guard let entry = entries[target], let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
+            let column = mapping.column(forProperty: relationship.inverseName),
+            case .relationship(let inverse)? = mapping.property(atColumn: column)
+        else { return nil }
+        return (column, inverse)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import Granary
+
+/// Saves from contexts with stale views must still leave every relationship two-sided and free of
+/// references to deleted rows: the store finishes each link against its current rows.
+@Suite struct GraphRepairTests {
+    struct Setup {
+        let coordinator: PersistentStoreCoordinator
+        let a: ManagedObjectContext
+        let b: ManagedObjectContext
+    }
+
+    /// Two contexts (object trump) and three saved employees e1, e2, e3, with e1 reporting to e2.
+    func setup() throws -> Setup {
+        let (coordinator, a) = try makeStack()
+        a.mergePolicy = .mergeByPropertyObjectTrump
+        let b = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        try a.performAndWait {
+            var made: [Employee] = []
+            for i in 1...3 {
+                let e = Employee(context: a)
+                e.name = "e\(i)"
+                e.email = "e\(i)@x.io"
+                made.append(e)
+            }
+            made[0].manager = made[1]
+            try a.save()
+        }
+        return Setup(coordinator: coordinator, a: a, b: b)
+    }
+
+    func employee(_ key: String, in context: ManagedObjectContext) throws -> Employee {
+        try #require(try context.fetch(FetchRequest<Employee>(predicate: #Predicate { $0.email == key })).first)
+    }
+
+    func reports(of key: String, in coordinator: PersistentStoreCoordinator) throws -> Set<String> {
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        return try fresh.performAndWait { Set(try employee(key, in: fresh).reports.compactMap(\.email)) }
+    }
+
+    @Test func aStaleManagerChangeTakesTheEmployeeOutOfItsCurrentManagersReports() throws {
+        let s = try setup()
+        // B loads e1 (manager e2) and keeps it.
+        let e1 = try s.b.performAndWait { try employee("e1@x.io", in: s.b) }
+        // A moves e1 to e3 and saves.
+        try s.a.performAndWait {
+            try employee("e1@x.io", in: s.a).manager = try employee("e3@x.io", in: s.a)
+            try s.a.save()
+        }
+        // B, not knowing, sets e1's manager to e2 again (clearing it first, so that it is a change).
+        try s.b.performAndWait {
+            e1.manager = nil
+            e1.manager = try employee("e2@x.io", in: s.b)
+            try s.b.save()
+        }
+        #expect(try reports(of: "e2@x.io", in: s.coordinator) == ["e1@x.io"])
+        #expect(try reports(of: "e3@x.io", in: s.coordinator) == [])
+    }
+
+    @Test func aReferenceToAnObjectDeletedElsewhereIsDroppedAtSave() throws {
+        let s = try setup()
+        let e3 = try s.b.performAndWait { try employee("e3@x.io", in: s.b) }
+        let e2 = try s.b.performAndWait { try employee("e2@x.io", in: s.b) }
+        try s.a.performAndWait {
+            s.a.delete(try employee("e2@x.io", in: s.a))
+            try s.a.save()
+        }
+        try s.b.performAndWait {
+            e3.manager = e2
+            try s.b.save()
+            // The saving context is told what the store kept.
+            #expect(e3.manager == nil)
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: s.coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try employee("e3@x.io", in: fresh).manager == nil)
+            #expect(try fresh.count(for: FetchRequest<Employee>()) == 2)
+        }
+    }
+
+    @Test func deletingCascadesToMembersTheDeletingContextNeverSaw() throws {
+        let s = try setup()
+        let e1 = try s.b.performAndWait { try employee("e1@x.io", in: s.b) }
+        try s.a.performAndWait {
+            let badge = Badge(context: s.a)
+            badge.title = "gold"
+            badge.holder = try employee("e1@x.io", in: s.a)
+            try s.a.save()
+        }
+        let saved: ContextChanges = try s.b.performAndWait {
+            let slot = TwoContextPropertyTests.SaveSlot()
+            let token = NotificationCenter.default.addObserver(forName: .managedObjectContextDidSave, object: s.b, queue: nil) { note in
+                slot.changes.withLock { $0 = note.userInfo?[ContextChanges.userInfoKey] as? ContextChanges }
+            }
+            defer { NotificationCenter.default.removeObserver(token) }
+            s.b.delete(e1)
+            try s.b.save()
+            return slot.changes.withLock { $0 } ?? ContextChanges()
+        }
+        #expect(saved.deleted.contains { $0.entityName == "Badge" })
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: s.coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.count(for: FetchRequest<Badge>()) == 0)
+            #expect(try reports(of: "e2@x.io", in: s.coordinator) == [])
+        }
+    }
+
+    @Test func denyCountsMembersAddedElsewhere() throws {
+        let (coordinator, a) = try makeStack()
+        let b = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        a.mergePolicy = .mergeByPropertyObjectTrump
+        try a.performAndWait {
+            let company = Company(context: a)
+            company.name = "Acme"
+            try a.save()
+        }
+        let company = try b.performAndWait { try #require(try b.fetch(FetchRequest<Company>()).first) }
+        try a.performAndWait {
+            let e = Employee(context: a)
+            e.name = "late"
+            e.company = try a.fetch(FetchRequest<Company>()).first
+            try a.save()
+        }
+        b.performAndWait {
+            b.delete(company)
+            #expect(throws: ContextError.self) { try b.save() }
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.count(for: FetchRequest<Company>()) == 1)
+            #expect(try fresh.fetch(FetchRequest<Employee>()).first?.company?.name == "Acme")
+        }
+    }
+
+    @Test func twoContextsAddingToOneToManyKeepBothAdditions() throws {
+        let s = try setup()
+        // Both contexts load e2's reports before either adds to them.
+        let e2s = try [s.a, s.b].map { context in
+            try context.performAndWait {
+                let e2 = try employee("e2@x.io", in: context)
+                _ = e2.reports
+                return e2
+            }
+        }
+        for ((context, key), e2) in zip([(s.a, "x@x.io"), (s.b, "y@x.io")], e2s) {
+            try context.performAndWait {
+                let e = Employee(context: context)
+                e.name = key
+                e.email = key
+                try e2.add([e], toRelationship: "reports")
+            }
+        }
+        try s.a.performAndWait { try s.a.save() }
+        try s.b.performAndWait { try s.b.save() }
+        #expect(try reports(of: "e2@x.io", in: s.coordinator) == ["e1@x.io", "x@x.io", "y@x.io"])
+    }
+}
