@@ -56,3 +56,78 @@ final class SaveFeed: Sendable {
         for subscriber in subscribers { subscriber(changes, source) }
     }
 }
+
+/// One notification of a context, as its `events()` sequence delivers it.
+public enum ContextEvent: Sendable, Hashable {
+    /// Objects changed (the `managedObjectContextObjectsDidChange` notification).
+    case objectsDidChange(ContextChanges)
+    /// The context is about to save.
+    case willSave
+    /// The context saved these changes.
+    case didSave(ContextChanges)
+}
+
+/// Hands events to the async sequences made from it (context events, fetched-results differences);
+/// a sequence leaves when its consumer stops iterating.
+final class EventStreams<Element: Sendable>: Sendable {
+    private struct State {
+        var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
+        var next: UInt64 = 1
+    }
+    private let state = Mutex(State())
+
+    func makeStream() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream()
+        let token = state.withLock { s in
+            defer { s.next += 1 }
+            s.continuations[s.next] = continuation
+            return s.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    func yield(_ element: Element) {
+        let continuations = state.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(element) }
+    }
+
+    /// Ends every sequence (the source goes away).
+    func finish() {
+        let continuations = state.withLock { s in
+            defer { s.continuations = [:] }
+            return Array(s.continuations.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+}
+
+extension ManagedObjectContext {
+    /// This context's notifications as an async sequence, in the order they are posted: the
+    /// Swift-concurrency form of observing `NotificationCenter`. Each call makes a new sequence that
+    /// starts with the next event; it ends when the context goes away or the consumer stops iterating.
+    public func events() -> AsyncStream<ContextEvent> { eventStreams.makeStream() }
+
+    /// The changes of each save of this context, as an async sequence.
+    public func didSaveChanges() -> AsyncCompactMapSequence<AsyncStream<ContextEvent>, ContextChanges> {
+        events().compactMap { if case .didSave(let changes) = $0 { return changes } else { return nil } }
+    }
+
+    /// The changes of each objects-did-change notification of this context, as an async sequence.
+    public func objectsDidChangeChanges() -> AsyncCompactMapSequence<AsyncStream<ContextEvent>, ContextChanges> {
+        events().compactMap { if case .objectsDidChange(let changes) = $0 { return changes } else { return nil } }
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// The changes of every save that reaches this coordinator's stores, from any context, as an async
+    /// sequence: what a cache, a search index or a sync engine follows to stay in step with the stores.
+    public func didSaveChanges() -> AsyncStream<ContextChanges> {
+        let (stream, continuation) = AsyncStream<ContextChanges>.makeStream()
+        let token = didSaveFeed.subscribe { changes, _ in continuation.yield(changes) }
+        continuation.onTermination = { [weak self] _ in self?.didSaveFeed.unsubscribe(token) }
+        return stream
+    }
+}

@@ -150,7 +150,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     private var isFetching = false
     private var isProcessing = false
     private var queued: [ContextChanges] = []
-    private let streams = DifferenceStreams()
+    private let streams = EventStreams<FetchedResultsDifference>()
 
     /// A controller for a request that has a sort order (`sortDescriptors` or `sortKeys`); nothing is
     /// fetched until `performFetch()`.
@@ -162,7 +162,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     deinit {
         if let feedToken { managedObjectContext.objectsDidChangeFeed.unsubscribe(feedToken) }
-        streams.finishAll()
+        streams.finish()
     }
 
     // MARK: Results
@@ -496,37 +496,5 @@ public final class FetchedResultsController<Result: ManagedObject> {
         // the one queue the controller is used on.
         weak var controller: FetchedResultsController?
         init(_ controller: FetchedResultsController) { self.controller = controller }
-    }
-}
-
-/// The continuations of the controller's `differences()` streams.
-private final class DifferenceStreams: Sendable {
-    private struct State {
-        var next: UInt64 = 1
-        var continuations: [UInt64: AsyncStream<FetchedResultsDifference>.Continuation] = [:]
-    }
-    private let state = Mutex(State())
-
-    func makeStream() -> AsyncStream<FetchedResultsDifference> {
-        let (stream, continuation) = AsyncStream<FetchedResultsDifference>.makeStream()
-        let id = state.withLock { s in
-            defer { s.next += 1 }
-            s.continuations[s.next] = continuation
-            return s.next
-        }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) } }
-        return stream
-    }
-
-    func yield(_ difference: FetchedResultsDifference) {
-        for continuation in state.withLock({ Array($0.continuations.values) }) { continuation.yield(difference) }
-    }
-
-    func finishAll() {
-        let all = state.withLock { s in
-            defer { s.continuations = [:] }
-            return Array(s.continuations.values)
-        }
-        for continuation in all { continuation.finish() }
     }
 }

@@ -58,6 +58,7 @@ extension ManagedObjectContext {
             throw problems.first { if case .deleteDenied = $0 as? ContextError { return true } else { return false } } ?? ContextError.validation(all)
         }
         NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
+        eventStreams.yield(.willSave)
         processPendingChanges()
         let saved: ContextChanges
         if let parent {
@@ -69,6 +70,7 @@ extension ManagedObjectContext {
         }
         childFeed.publish(saved, from: ObjectIdentifier(self))
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [ContextChanges.userInfoKey: saved])
+        eventStreams.yield(.didSave(saved))
     }
 
     private func storeChanges() -> StoreChanges {
@@ -88,15 +90,19 @@ extension ManagedObjectContext {
     }
 
     private func saveToStores(_ coordinator: PersistentStoreCoordinator) throws -> ContextChanges {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let changes = storeChanges()
-            do {
-                return finishSave(try coordinator.save(changes))
-            } catch let found as ConflictsFound {
-                if mergePolicy == .error || attempt > 3 { throw ContextError.mergeConflicts(found.conflicts) }
-                resolve(found)
+        try coordinator.whileSaving {
+            // Other saves through this coordinator wait, so a second attempt meets only changes made
+            // around it (another coordinator, a batch request); a few attempts are plenty.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let changes = storeChanges()
+                do {
+                    return finishSave(try coordinator.save(changes))
+                } catch let found as ConflictsFound {
+                    if mergePolicy == .error || attempt > 8 { throw ContextError.mergeConflicts(found.conflicts) }
+                    resolve(found)
+                }
             }
         }
     }

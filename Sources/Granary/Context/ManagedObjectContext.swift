@@ -33,6 +33,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     final class WeakObject {
         weak var object: ManagedObject?
@@ -62,6 +67,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     deinit {
+        eventStreams.finish()
         if let mergeToken {
             if let parent { parent.childFeed.unsubscribe(mergeToken) } else { persistentStoreCoordinator?.didSaveFeed.unsubscribe(mergeToken) }
         }
@@ -69,6 +75,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Saves of this context, for child contexts that merge automatically.
     let childFeed = SaveFeed()
+    /// The async sequences made by `events()`.
+    let eventStreams = EventStreams<ContextEvent>()
 
     public var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
 
@@ -79,7 +87,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Whether the calling code runs on this context's queue.
     public var isOnQueue: Bool {
         switch concurrencyType {
-        case .mainQueue: return Thread.isMainThread
+        case .mainQueue:
+            // The main queue is not always served by the process's main thread (Swift Testing on Linux
+            // runs main-actor code elsewhere), so ask the queue, and accept the main thread outside it.
+            return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) != nil
         case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
         }
     }
@@ -290,6 +301,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
                                         userInfo: [ContextChanges.userInfoKey: changes])
         objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))
+        eventStreams.yield(.objectsDidChange(changes))
     }
 
     /// Objects-did-change events of this context, for fetched-results controllers.

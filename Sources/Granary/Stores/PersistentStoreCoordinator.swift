@@ -19,6 +19,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var stores: [PersistentStore] = []
     private var statisticsStorage = FetchStatistics()
     let didSaveFeed = SaveFeed()
+    /// Held by a context from its first attempt to write until its save is written, conflict
+    /// resolution included, so that saves through this coordinator take turns: a context that resolved
+    /// its conflicts is not overtaken again before it writes (Core Data holds its coordinator's lock the
+    /// same way). Reads do not take it.
+    private let saveLock = NSLock()
 
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
@@ -128,6 +133,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     // MARK: Saving
+
+    func whileSaving<T>(_ body: () throws -> T) rethrows -> T {
+        saveLock.lock()
+        defer { saveLock.unlock() }
+        return try body()
+    }
 
     /// Writes a context's changes. Inserted objects get permanent IDs (returned as a mapping); every
     /// written object's new row version is returned.
