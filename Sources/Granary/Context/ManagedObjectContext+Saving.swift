@@ -176,7 +176,9 @@ extension ManagedObjectContext {
         let ids = outcome.ids
         var saved = ContextChanges()
         if !ids.isEmpty {
-            for box in registry.values { box.object?.replaceReferences(ids) }
+            // Only objects with unsaved changes can refer to an inserted object: a reference is set
+            // through `setRaw`, which records the change.
+            for object in changed.values { object.replaceReferences(ids) }
         }
         for object in changed.values {
             if object.deletedState {
@@ -184,6 +186,8 @@ extension ManagedObjectContext {
                 detachSavedDeletion(object)
                 continue
             }
+            // The store wrote version 1 for an insert and the next version for an update.
+            if object.insertedState { object.rowVersion = 1 } else if !object.changedIndexes.isEmpty { object.rowVersion += 1 }
             if object.insertedState, let permanent = ids[object.objectID] {
                 registry[object.objectID] = nil
                 object.objectID = permanent
@@ -196,7 +200,6 @@ extension ManagedObjectContext {
             object.committed = object.values
             object.changedIndexes = []
             object.rejectedValues = []
-            if let version = outcome.versions[object.objectID] { object.rowVersion = version }
         }
         changed = [:]
         // The store finished links at rows this context did not write, or wrote differently: take them.

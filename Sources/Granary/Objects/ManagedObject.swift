@@ -291,11 +291,16 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// permanent at save).
     func replaceReferences(_ mapping: [ManagedObjectID: ManagedObjectID]) {
         func remap(_ array: inout [Any?]) {
-            for i in array.indices {
-                if let id = array[i] as? ManagedObjectID, let new = mapping[id] {
-                    array[i] = new
-                } else if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { mapping[$0] != nil }) {
-                    array[i] = ids.map { mapping[$0] ?? $0 }
+            for (i, kind) in layout.kinds.enumerated() {
+                switch kind {
+                case .attribute:
+                    continue
+                case .toOne:
+                    if let id = array[i] as? ManagedObjectID, id.isTemporaryID, let new = mapping[id] { array[i] = new }
+                case .toMany:
+                    if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { $0.isTemporaryID && mapping[$0] != nil }) {
+                        array[i] = ids.map { $0.isTemporaryID ? mapping[$0] ?? $0 : $0 }
+                    }
                 }
             }
         }

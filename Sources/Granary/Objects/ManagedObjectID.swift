@@ -108,7 +108,12 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// Hashes the store and key only: hashing the entity name's characters dominated registry lookups,
     /// and two IDs that differ only by entity (the same key in two tables) are still told apart by `==`.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage)
+        // The key alone: IDs of one store differ in it, and hashing the store's UUID on every lookup
+        // costs more than the rare collision between stores (equality still compares everything).
+        switch storage {
+        case .permanent(_, let key): hasher.combine(key)
+        case .temporary(let serial): hasher.combine(~serial)
+        }
     }
 
     public static func == (a: ManagedObjectID, b: ManagedObjectID) -> Bool {

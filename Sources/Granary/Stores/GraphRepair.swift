@@ -42,7 +42,7 @@ struct GraphRepair {
     /// Rows deleted by a cascade the context did not ask for, with their tables.
     private(set) var cascaded: [(ref: RowReference, entityName: String)] = []
     private var deletedBefore: [RowReference: (row: Row, table: TableMapping)] = [:]
-    private var tablesByID: [TableID: TableMapping] = [:]
+    private var tablesByName: [String: TableMapping] = [:]
     /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
     private var memberSets: [ColumnRef: Set<RowReference>] = [:]
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
@@ -64,18 +64,15 @@ struct GraphRepair {
 
     // MARK: Input
 
-    mutating func addInsert(_ row: Row, table: String, key: Int64) throws {
-        let mapping = try tableMapping(table)
-        entries[RowReference(table: try snapshot.tableID(of: table), key: key)] = Entry(row: row, origin: .inserted, table: mapping, before: nil)
+    mutating func addInsert(_ row: Row, table: String, ref: RowReference) throws {
+        entries[ref] = Entry(row: row, origin: .inserted, table: try tableMapping(table), before: nil)
     }
 
-    mutating func addUpdate(_ row: Row, before: Row, table: String, key: Int64) throws {
-        let mapping = try tableMapping(table)
-        entries[RowReference(table: try snapshot.tableID(of: table), key: key)] = Entry(row: row, origin: .updated, table: mapping, before: before)
+    mutating func addUpdate(_ row: Row, before: Row, table: String, ref: RowReference) throws {
+        entries[ref] = Entry(row: row, origin: .updated, table: try tableMapping(table), before: before)
     }
 
-    mutating func addDelete(before: Row, table: String, key: Int64) throws {
-        let ref = RowReference(table: try snapshot.tableID(of: table), key: key)
+    mutating func addDelete(before: Row, table: String, ref: RowReference) throws {
         deleted.insert(ref)
         deletedBefore[ref] = (before, try tableMapping(table))
     }
@@ -224,6 +221,31 @@ struct GraphRepair {
         return members.contains(member)
     }
 
+    /// Whether a new row links to anything: if no row of a save does, and it deletes nothing, there is
+    /// nothing to finish.
+    static func hasLinks(_ row: Row) -> Bool {
+        row.values.contains { value in
+            switch value {
+            case .reference: return true
+            case .references(let refs): return !refs.isEmpty
+            default: return false
+            }
+        }
+    }
+
+    /// Whether an updated row's relationships differ from the row it replaces.
+    static func linksDiffer(_ row: Row, _ before: Row) -> Bool {
+        for (new, old) in zip(row.values, before.values) {
+            switch (new, old) {
+            case (.reference, _), (.references, _), (_, .reference), (_, .references):
+                if new != old { return true }
+            default:
+                continue
+            }
+        }
+        return row.values.count != before.values.count
+    }
+
     static func references(in value: Value) -> [RowReference] {
         switch value {
         case .reference(let ref): return [ref]
@@ -235,10 +257,9 @@ struct GraphRepair {
     // MARK: Model lookups
 
     private mutating func tableMapping(_ name: String) throws -> TableMapping {
-        let id = try snapshot.tableID(of: name)
-        if let mapping = tablesByID[id] { return mapping }
+        if let mapping = tablesByName[name] { return mapping }
         guard let mapping = store.mapping.table(named: name) else { throw ContextError.unknownEntity(name) }
-        tablesByID[id] = mapping
+        tablesByName[name] = mapping
         return mapping
     }
 

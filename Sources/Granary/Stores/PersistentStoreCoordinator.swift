@@ -230,39 +230,59 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let ids = outcome.ids
         let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
 
-        // The rows as the context wrote them, then the links finished against the store's current rows.
-        var graph = GraphRepair(store: store, snapshot: snapshot)
+        // The rows as the context wrote them.
+        var tableIDs: [String: TableID] = [:]
+        func tableID(_ table: String) throws -> TableID {
+            if let id = tableIDs[table] { return id }
+            let id = try snapshot.tableID(of: table)
+            tableIDs[table] = id
+            return id
+        }
+        var inserts: [(ref: RowReference, table: String, row: Row)] = []
+        var updates: [(ref: RowReference, table: String, row: Row, before: Row)] = []
+        inserts.reserveCapacity(changes.inserts.count)
+        updates.reserveCapacity(changes.updates.count)
+        var linksChange = !changes.deletes.isEmpty
         for insert in changes.inserts {
-            let id = ids[insert.id]!
+            let table = try tableName(insert.entity)
             let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
-            try graph.addInsert(row, table: try tableName(insert.entity), key: id.primaryKey!)
+            inserts.append((RowReference(table: try tableID(table), key: ids[insert.id]!.primaryKey!), table, row))
+            if !linksChange && GraphRepair.hasLinks(row) { linksChange = true }
         }
         for update in changes.updates {
+            let table = try tableName(update.entity)
             let row = try store.row(entity: update.entity, values: update.values, version: update.expectedVersion + 1, in: snapshot, resolve: resolve)
-            try graph.addUpdate(row, before: before[update.id]!, table: try tableName(update.entity), key: update.id.primaryKey!)
+            let previous = before[update.id]!
+            updates.append((RowReference(table: try tableID(table), key: update.id.primaryKey!), table, row, previous))
+            if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
         }
+        guard linksChange else {
+            // No relationship set, changed or deleted: nothing to finish at the other ends.
+            for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
+            for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
+            return
+        }
+
+        // Then the links finished against the store's current rows.
+        var graph = GraphRepair(store: store, snapshot: snapshot)
+        for p in inserts { try graph.addInsert(p.row, table: p.table, ref: p.ref) }
+        for p in updates { try graph.addUpdate(p.row, before: p.before, table: p.table, ref: p.ref) }
         for delete in changes.deletes where before[delete.id] != nil {
-            try graph.addDelete(before: before[delete.id]!, table: try tableName(delete.entity), key: delete.id.primaryKey!)
+            let table = try tableName(delete.entity)
+            try graph.addDelete(before: before[delete.id]!, table: table, ref: RowReference(table: try tableID(table), key: delete.id.primaryKey!))
         }
         try graph.run()
 
         var touched: [(RowReference, String)] = []
-        for insert in changes.inserts {
-            let id = ids[insert.id]!
-            let table = try tableName(insert.entity)
-            let ref = RowReference(table: try snapshot.tableID(of: table), key: id.primaryKey!)
-            guard let entry = graph.entries[ref] else { continue }
-            try tx.insert(entry.row, into: table, key: id.primaryKey!)
-            outcome.versions[id] = 1
-            if entry.touched { touched.append((ref, table)) }
+        for p in inserts {
+            guard let entry = graph.entries[p.ref] else { continue }
+            try tx.insert(entry.row, into: p.table, key: p.ref.key)
+            if entry.touched { touched.append((p.ref, p.table)) }
         }
-        for update in changes.updates {
-            let table = try tableName(update.entity)
-            let ref = RowReference(table: try snapshot.tableID(of: table), key: update.id.primaryKey!)
-            guard let entry = graph.entries[ref] else { continue }
-            try tx.update(entry.row, in: table, key: update.id.primaryKey!)
-            outcome.versions[update.id] = update.expectedVersion + 1
-            if entry.touched { touched.append((ref, table)) }
+        for p in updates {
+            guard let entry = graph.entries[p.ref] else { continue }
+            try tx.update(entry.row, in: p.table, key: p.ref.key)
+            if entry.touched { touched.append((p.ref, p.table)) }
         }
         for (ref, entry) in graph.entries where entry.origin == .repaired && entry.touched {
             var row = entry.row
@@ -285,7 +305,6 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 guard let row = try after.row(in: table, key: ref.key), let mapping = store.mapping.table(named: table) else { continue }
                 let record = try store.record(from: row, key: ref.key, table: mapping, snapshot: after)
                 outcome.touched[record.id] = record
-                outcome.versions[record.id] = record.version
             }
         }
     }
@@ -295,8 +314,6 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 struct SaveOutcome {
     /// Permanent IDs of inserted objects, by temporary ID.
     var ids: [ManagedObjectID: ManagedObjectID] = [:]
-    /// New row versions of every row written.
-    var versions: [ManagedObjectID: Int64] = [:]
     /// Rows whose stored values differ from what the context wrote, or that it did not write at all:
     /// the other ends of relationships finished by `GraphRepair`.
     var touched: [ManagedObjectID: ObjectRecord] = [:]
