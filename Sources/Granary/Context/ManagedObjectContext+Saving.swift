@@ -189,9 +189,9 @@ extension ManagedObjectContext {
             // The store wrote version 1 for an insert and the next version for an update.
             if object.insertedState { object.rowVersion = 1 } else if !object.changedIndexes.isEmpty { object.rowVersion += 1 }
             if object.insertedState, let permanent = ids[object.objectID] {
-                registry[object.objectID] = nil
+                let box = registry.removeValue(forKey: object.objectID)
                 object.objectID = permanent
-                register(object)
+                if let box, box.object === object { registry[permanent] = box } else { register(object) }
                 object.insertedState = false
                 saved.inserted.insert(permanent)
             } else {

@@ -128,6 +128,11 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     /// `.integer16` attribute is checked as `Int16`), and a value that cannot be converted is reported
     /// once, as `.invalidValue`, without running the rules.
     public func validate(_ value: Any?) -> [ValidationError] {
+        // Values set through typed setters are already canonical: only the rules are left to check.
+        if let value, let canonical = type.canonicalFastPath(value) {
+            if validationRules.isEmpty { return [] }
+            return validationRules.compactMap { rule in check(rule, canonical).map { failure($0) } }
+        }
         let stored: Value
         do {
             stored = try storageValue(for: value)

@@ -110,6 +110,24 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         throw .typeMismatch(attribute: nil, type: self, valueType: String(describing: Swift.type(of: value)))
     }
 
+    /// The canonical Swift value for `value` when it already has the type's own Swift type (or `Int` for
+    /// `.integer64`), else nil: typed setters pass such values on every write, and skipping the round
+    /// trip through a storage `Value` keeps them cheap. Anything else takes `storageValue(for:)`.
+    func canonicalFastPath(_ value: Any) -> (any Sendable)? {
+        switch self {
+        case .string: return value as? String
+        case .integer64:
+            if let i = value as? Int64 { return i }
+            if let i = value as? Int { return Int64(i) }
+            return nil
+        case .double: return value as? Double
+        case .boolean: return value as? Bool
+        case .date: return value as? Date
+        case .uuid: return value as? UUID
+        default: return nil
+        }
+    }
+
     /// The conversion for a value that is not an `Optional`, or `nil` when its Swift type does not fit.
     private func convert(_ value: Any) throws(ValueConversionError) -> Value? {
         switch self {

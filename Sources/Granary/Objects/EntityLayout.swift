@@ -14,6 +14,9 @@ final class EntityLayout: Sendable {
     let names: [String]
     let kinds: [Kind]
     let indexByName: [String: Int]
+    /// Every property's `initialValue(at:)`, shared by new objects until they change one.
+    // Immutable, and every element is a model default (`Sendable`) or an empty ID array.
+    nonisolated(unsafe) let initialValues: [Any?]
     private let keyPathLock = NSLock()
     // Guarded by `keyPathLock`; key paths are immutable values, only the dictionary changes.
     nonisolated(unsafe) private var keyPathIndexes: [AnyKeyPath: Int] = [:]
@@ -32,6 +35,13 @@ final class EntityLayout: Sendable {
         self.names = names
         self.kinds = kinds
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        self.initialValues = kinds.map { kind in
+            switch kind {
+            case .attribute(let a): return a.defaultValue
+            case .toOne: return nil
+            case .toMany: return [ManagedObjectID]()
+            }
+        }
     }
 
     private static let cacheLock = NSLock()
@@ -57,10 +67,6 @@ final class EntityLayout: Sendable {
 
     /// The initial value of a property in a new object: the attribute's default, an empty to-many.
     func initialValue(at i: Int) -> Any? {
-        switch kinds[i] {
-        case .attribute(let a): return a.defaultValue
-        case .toOne: return nil
-        case .toMany: return [ManagedObjectID]()
-        }
+        initialValues[i]
     }
 }

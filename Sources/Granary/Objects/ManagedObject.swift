@@ -49,7 +49,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         let layout = EntityLayout.of(entity)
         self.layout = layout
         self.objectID = ManagedObjectID(temporaryFor: entity.name)
-        self.values = layout.names.indices.map { layout.initialValue(at: $0) }
+        self.values = layout.initialValues
         if let context { context.insert(self) }
     }
 
@@ -123,6 +123,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func setPublicValue(_ value: Any?, at i: Int) throws {
         switch layout.kinds[i] {
         case .attribute(let a):
+            if let value, let fast = a.type.canonicalFastPath(value) {
+                setRaw(fast, at: i)
+                return
+            }
             let canonical: Any?
             do {
                 canonical = try a.type.swiftValue(from: a.storageValue(for: value))
@@ -245,16 +249,20 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             {
                 owner.fireFaultIfNeeded()
                 if case .toMany = owner.layout.kinds[ownerIndex] {
-                    owner.setRaw((owner.values[ownerIndex] as? [ManagedObjectID] ?? []).filter { $0 != objectID }, at: ownerIndex)
+                    owner.mutateIDs(at: ownerIndex) { ids in
+                        guard let k = ids.firstIndex(of: objectID) else { return false }
+                        ids.remove(at: k)
+                        return true
+                    }
                 } else if owner.values[ownerIndex] as? ManagedObjectID == objectID {
                     owner.setRaw(nil, at: ownerIndex)
                 }
             }
         case .toMany:
-            var ids = values[i] as? [ManagedObjectID] ?? []
-            if !ids.contains(source.objectID) {
+            mutateIDs(at: i) { ids in
+                if ids.contains(source.objectID) { return false }
                 ids.append(source.objectID)
-                setRaw(ids, at: i)
+                return true
             }
         case .attribute:
             break
@@ -269,10 +277,27 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         case .toOne:
             if values[i] as? ManagedObjectID == source.objectID { setRaw(nil, at: i) }
         case .toMany:
-            let ids = values[i] as? [ManagedObjectID] ?? []
-            if ids.contains(source.objectID) { setRaw(ids.filter { $0 != source.objectID }, at: i) }
+            mutateIDs(at: i) { ids in
+                guard let k = ids.firstIndex(of: source.objectID) else { return false }
+                ids.remove(at: k)
+                return true
+            }
         case .attribute:
             break
+        }
+    }
+
+    /// Edits a to-many relationship's IDs in place, recording the change when `body` says it made one.
+    /// The array is taken out of `values` first, so that it is not shared and appending to a big
+    /// relationship does not copy it.
+    func mutateIDs(at i: Int, _ body: (inout [ManagedObjectID]) -> Bool) {
+        fireFaultIfNeeded()
+        var ids = values[i] as? [ManagedObjectID] ?? []
+        values[i] = nil
+        if body(&ids) {
+            setRaw(ids, at: i)
+        } else {
+            values[i] = ids
         }
     }
 

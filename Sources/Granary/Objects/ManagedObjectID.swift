@@ -19,7 +19,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// Temporary IDs are numbered: every object gets one at creation, and a `UUID()` per object (which
     /// reads /dev/urandom on Linux) cost more than the rest of materializing a fetched object.
-    private static let temporaryCounter = Mutex<UInt64>(0)
+    private static let temporaryCounter = Atomic<UInt64>(0)
     static let processIdentifier = UUID()
 
     init(entityName: String, store: UUID, key: Int64) {
@@ -34,7 +34,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     init(temporaryFor entityName: String) {
         self.entityName = entityName
-        self.storage = .temporary(Self.temporaryCounter.withLock { $0 += 1; return $0 })
+        self.storage = .temporary(Self.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
     /// Whether the object has never been saved (Core Data's `isTemporaryID`).

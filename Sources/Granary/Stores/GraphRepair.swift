@@ -47,6 +47,13 @@ struct GraphRepair {
     private var memberSets: [ColumnRef: Set<RowReference>] = [:]
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
 
+    private var inverseCache: [InverseKey: (Int, RelationshipDescription)?] = [:]
+
+    private struct InverseKey: Hashable {
+        var entity: EntityKey
+        var inverseName: String
+    }
+
     private struct EntityKey: Hashable {
         var table: TableID
         var code: Int64
@@ -293,10 +300,17 @@ struct GraphRepair {
     }
 
     private mutating func inverseColumn(of relationship: RelationshipDescription, in target: RowReference) -> (Int, RelationshipDescription)? {
-        guard let entry = entries[target], let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
+        guard let entry = entries[target], case .int(let code) = entry.row[StorageMapping.entityColumn] else { return nil }
+        let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.inverseName)
+        if let cached = inverseCache[key] { return cached }
+        var found: (Int, RelationshipDescription)?
+        if let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
             let column = mapping.column(forProperty: relationship.inverseName),
             case .relationship(let inverse)? = mapping.property(atColumn: column)
-        else { return nil }
-        return (column, inverse)
+        {
+            found = (column, inverse)
+        }
+        inverseCache[key] = .some(found)
+        return found
     }
 }

@@ -21,19 +21,17 @@ extension PersistentStore {
 
     /// Decodes a row of `table` into the record of the object it stores.
     func record(from row: Row, key: Int64, table: TableMapping, snapshot: Snapshot) throws -> ObjectRecord {
-        guard case .int(let code) = row[StorageMapping.entityColumn], let entityName = table.entityName(forCode: code),
-            let entity = model.entity(named: entityName)
+        guard case .int(let code) = row[StorageMapping.entityColumn], let decoders = decoders[table.name],
+            code >= 0, code < decoders.count
         else {
             throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
         }
-        let mapping = try entityMapping(entityName)
-        let layout = EntityLayout.of(entity)
-        var values = [Any?](repeating: nil, count: layout.names.count)
+        let decoder = decoders[Int(code)]
+        let entityName = decoder.entity.name
+        let layout = decoder.layout
+        var values = layout.initialValues
         for i in layout.names.indices {
-            guard let column = mapping.column(forProperty: layout.names[i]) else {
-                values[i] = layout.initialValue(at: i)
-                continue
-            }
+            guard let column = decoder.columns[i] else { continue }
             let stored = row[column]
             switch layout.kinds[i] {
             case .attribute(let a):
@@ -98,5 +96,20 @@ extension PersistentStore {
             let row = try snapshot.row(in: mapping.tableName, key: key)
         else { return nil }
         return try record(from: row, key: key, table: table, snapshot: snapshot)
+    }
+}
+
+/// An entity's layout with the column of each of its properties, so that decoding a row looks nothing
+/// up by name.
+struct EntityDecoder: Sendable {
+    let entity: EntityDescription
+    let layout: EntityLayout
+    /// The column of each property in layout order; nil for transient ones.
+    let columns: [Int?]
+
+    init(entity: EntityDescription, mapping: EntityMapping) {
+        self.entity = entity
+        layout = EntityLayout.of(entity)
+        columns = layout.names.map { mapping.column(forProperty: $0) }
     }
 }

@@ -33,6 +33,8 @@ public final class PersistentStore: @unchecked Sendable {
     let model: ManagedObjectModel
     /// Names of the entities routed to this store.
     let entityNames: Set<String>
+    /// How to decode each entity's rows, by table name and entity code: built once, used per row.
+    let decoders: [String: [EntityDecoder]]
     private let lock = NSLock()
     private var removed = false
 
@@ -47,6 +49,14 @@ public final class PersistentStore: @unchecked Sendable {
             throw ContextError.noPersistentStore("the model has no configuration named '\(configurationName ?? "")'")
         }
         self.entityNames = Set(entities.map(\.name))
+        var decoders: [String: [EntityDecoder]] = [:]
+        for table in mapping.tables {
+            decoders[table.name] = table.entityNames.compactMap { name in
+                guard let entity = model.entity(named: name), let entityMapping = mapping.entity(named: name) else { return nil }
+                return EntityDecoder(entity: entity, mapping: entityMapping)
+            }
+        }
+        self.decoders = decoders
         let location: Engine.Location
         switch type {
         case .inMemory: location = .inMemory
