@@ -51,7 +51,9 @@ public struct Managed<Value>: ManagedStorage {
         set {
             let i = index(object, storageKeyPath)
             do {
-                try object.setPublicValue(ManagedValueCoercion.unwrap(newValue), at: i)
+                // Only an optional needs looking through; a plain value goes straight in.
+                let value: Any? = Value.self is any AnyOptional.Type ? ManagedValueCoercion.unwrap(newValue) : newValue
+                try object.setPublicValue(value, at: i)
             } catch {
                 // A value the model rejects (70000 into an integer16) is kept out and reported by the
                 // next `save()`, which then writes nothing: a setter cannot throw, and a crash would be

@@ -56,10 +56,10 @@ extension PersistentStore {
     /// Encodes an object's values as a row of its table.
     func row(entity: EntityDescription, values: [Any?], version: Int64, in snapshot: Snapshot,
              resolve: (ManagedObjectID) -> ManagedObjectID) throws -> Row {
-        let mapping = try entityMapping(entity.name)
-        let layout = EntityLayout.of(entity)
-        var row = Row([Value](repeating: .null, count: mapping.tableSchema.columns.count))
-        row[StorageMapping.entityColumn] = .int(mapping.entityCode)
+        guard let codec = codecs[entity] else { throw ContextError.unknownEntity(entity.name) }
+        let layout = codec.layout
+        var row = Row([Value](repeating: .null, count: codec.columnCount))
+        row[StorageMapping.entityColumn] = .int(codec.entityCode)
         row[StorageMapping.versionColumn] = .int(version)
         func reference(_ id: ManagedObjectID, key: String) throws -> RowReference {
             let id = resolve(id)
@@ -67,11 +67,12 @@ extension PersistentStore {
                 throw ContextError.wrongValueType(entity: entity.name, key: key, value: id.description,
                                                   reason: "relationships cannot cross stores; the object is not in store \(identifier)")
             }
+            if let table = tableIDs[id.entityName] { return RowReference(table: table, key: pk) }
             let destination = try entityMapping(id.entityName)
             return RowReference(table: try snapshot.tableID(of: destination.tableName), key: pk)
         }
         for i in layout.names.indices {
-            guard let column = mapping.column(forProperty: layout.names[i]) else { continue }
+            guard let column = codec.columns[i] else { continue }
             switch layout.kinds[i] {
             case .attribute(let a):
                 do { row[column] = try a.storageValue(for: values[i]) } catch {
@@ -99,17 +100,21 @@ extension PersistentStore {
     }
 }
 
-/// An entity's layout with the column of each of its properties, so that decoding a row looks nothing
-/// up by name.
-struct EntityDecoder: Sendable {
+/// An entity's layout with the column of each of its properties, so that encoding and decoding a row
+/// look nothing up by name.
+struct EntityCodec: Sendable {
     let entity: EntityDescription
     let layout: EntityLayout
     /// The column of each property in layout order; nil for transient ones.
     let columns: [Int?]
+    let entityCode: Int64
+    let columnCount: Int
 
     init(entity: EntityDescription, mapping: EntityMapping) {
         self.entity = entity
         layout = EntityLayout.of(entity)
         columns = layout.names.map { mapping.column(forProperty: $0) }
+        entityCode = mapping.entityCode
+        columnCount = mapping.tableSchema.columns.count
     }
 }

@@ -34,7 +34,11 @@ public final class PersistentStore: @unchecked Sendable {
     /// Names of the entities routed to this store.
     let entityNames: Set<String>
     /// How to decode each entity's rows, by table name and entity code: built once, used per row.
-    let decoders: [String: [EntityDecoder]]
+    let decoders: [String: [EntityCodec]]
+    /// The same, by entity, for encoding.
+    let codecs: [EntityDescription: EntityCodec]
+    /// The table of each entity's rows, for encoding references (fixed while the store is open).
+    private(set) var tableIDs: [String: TableID] = [:]
     private let lock = NSLock()
     private var removed = false
 
@@ -49,14 +53,18 @@ public final class PersistentStore: @unchecked Sendable {
             throw ContextError.noPersistentStore("the model has no configuration named '\(configurationName ?? "")'")
         }
         self.entityNames = Set(entities.map(\.name))
-        var decoders: [String: [EntityDecoder]] = [:]
+        var decoders: [String: [EntityCodec]] = [:]
+        var codecs: [EntityDescription: EntityCodec] = [:]
         for table in mapping.tables {
             decoders[table.name] = table.entityNames.compactMap { name in
                 guard let entity = model.entity(named: name), let entityMapping = mapping.entity(named: name) else { return nil }
-                return EntityDecoder(entity: entity, mapping: entityMapping)
+                let codec = EntityCodec(entity: entity, mapping: entityMapping)
+                codecs[entity] = codec
+                return codec
             }
         }
         self.decoders = decoders
+        self.codecs = codecs
         let location: Engine.Location
         switch type {
         case .inMemory: location = .inMemory
@@ -69,6 +77,12 @@ public final class PersistentStore: @unchecked Sendable {
             identifier = engine.metadata.storeUUID
             try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
                                    readOnly: options.isReadOnly)
+            let snapshot = engine.read()
+            for entity in entities {
+                if let table = mapping.entity(named: entity.name)?.tableName, let id = try? snapshot.tableID(of: table) {
+                    tableIDs[entity.name] = id
+                }
+            }
         } catch let error as StorageError {
             throw ContextError.storage(error)
         }
