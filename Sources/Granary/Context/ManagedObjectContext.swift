@@ -187,6 +187,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return try coordinator.record(for: id)
     }
 
+    /// Loads faults in one pass over one snapshot (a batch of a batched fetch, the members of a fired
+    /// to-many relationship). Contexts with a parent leave them to fire one at a time through it.
+    func fulfillFaults(_ objects: [ManagedObject]) {
+        guard parent == nil, let coordinator = persistentStoreCoordinator else { return }
+        let faults = objects.filter { $0.faultState && !$0.objectID.isTemporaryID }
+        guard faults.count > 1, let store = faults.first?.objectID.persistentStoreIdentifier,
+            faults.allSatisfy({ $0.objectID.persistentStoreIdentifier == store }),
+            let records = try? coordinator.records(for: faults.map(\.objectID))
+        else { return }
+        for (object, record) in zip(faults, records) {
+            if let record { object.apply(record) }
+        }
+    }
+
     func fulfillFault(_ object: ManagedObject) {
         do {
             if let record = try loadRecord(for: object.objectID) {

@@ -6,6 +6,8 @@ import Foundation
 final class BatchFaulter {
     /// Loaded batches kept before the oldest goes back to being faults.
     static let residentBatches = 3
+    /// Members of a to-many relationship loaded together when one of them is first touched.
+    static let relationshipBatchSize = 512
 
     private let batches: [[ManagedObjectID]]
     private weak var context: ManagedObjectContext?
@@ -28,18 +30,20 @@ final class BatchFaulter {
     /// Loads every object of a batch from the store in one pass.
     func load(_ index: Int) {
         guard let context else { return }
-        for id in batches[index] {
-            guard let object = context.registeredObject(for: id), object.faultState else { continue }
+        let faults = batches[index].compactMap { id -> ManagedObject? in
+            guard let object = context.registeredObject(for: id), object.faultState else { return nil }
             object.batch = nil
-            context.fulfillFault(object)
+            return object
         }
+        context.fulfillFaults(faults)
+        for object in faults where object.faultState { context.fulfillFault(object) }
         loadedOrder.removeAll { $0 == index }
         loadedOrder.append(index)
         while loadedOrder.count > Self.residentBatches {
             let old = loadedOrder.removeFirst()
             for id in batches[old] {
                 guard let object = context.registeredObject(for: id), !object.faultState, !object.hasChanges else { continue }
-                object.values = object.layout.names.indices.map { object.layout.initialValue(at: $0) }
+                object.values = object.layout.initialValues
                 object.committed = nil
                 object.faultState = true
                 object.batch = (self, old)

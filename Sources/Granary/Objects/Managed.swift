@@ -125,6 +125,9 @@ enum ManagedValueCoercion {
     static func coerce<T>(_ value: Any?, to type: T.Type) -> T? {
         // Stored values are already canonical and unwrapped, so the common case is one cast.
         if let value, let direct = value as? T { return direct }
+        // `Int` properties of `.integer64` attributes (stored as `Int64`): the next most common case.
+        if T.self == Int.self, let v = value as? Int64 { return Int(truncatingIfNeeded: v) as? T }
+        if T.self == Int?.self, let v = value as? Int64 { return Int?.some(Int(truncatingIfNeeded: v)) as? T }
         guard let value = unwrap(value) else {
             if let optional = T.self as? any ExpressibleByNilLiteral.Type { return (optional.init(nilLiteral: ()) as! T) }
             return nil

@@ -116,6 +116,12 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             return managedObjectContext?.registeredOrFault(id)
         case .toMany(let r):
             let objects = (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
+            // The members stay faults (as in Core Data), but the first one touched loads its batch
+            // of them in one pass, as a fired relationship fault fills Core Data's row cache.
+            if let context = managedObjectContext {
+                let faults = objects.filter { $0.faultState && $0.batch == nil }
+                if faults.count > 1 { BatchFaulter.attach(faults, batchSize: BatchFaulter.relationshipBatchSize, context: context) }
+            }
             return r.isOrdered ? objects as Any : Set(objects) as Any
         }
     }

@@ -88,6 +88,27 @@ extension PersistentStore {
         return row
     }
 
+    /// The current records of objects of this store, from one snapshot; nil for rows that are gone or
+    /// IDs of another store.
+    func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
+        let snapshot = engine.read()
+        var tables: [String: (name: String, mapping: TableMapping)] = [:]
+        return try ids.map { id in
+            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else { return nil }
+            let table: (name: String, mapping: TableMapping)
+            if let known = tables[id.entityName] {
+                table = known
+            } else {
+                let name = try entityMapping(id.entityName).tableName
+                guard let mapping = self.mapping.table(named: name) else { return nil }
+                table = (name, mapping)
+                tables[id.entityName] = table
+            }
+            guard let row = try snapshot.row(in: table.name, key: key) else { return nil }
+            return try record(from: row, key: key, table: table.mapping, snapshot: snapshot)
+        }
+    }
+
     /// The current record of one object, or `nil` when its row is gone.
     func record(for id: ManagedObjectID) throws -> ObjectRecord? {
         guard let key = id.primaryKey else { return nil }

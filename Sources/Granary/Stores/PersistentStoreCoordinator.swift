@@ -106,6 +106,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try store(for: id).record(for: id)
     }
 
+    /// The current records of several objects of one store, read from one snapshot (nil for a row
+    /// that is gone), in the order of `ids`.
+    func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
+        guard let first = ids.first else { return [] }
+        return try store(for: first).records(for: ids)
+    }
+
     /// Runs a fetch on every store that holds the entity (or its sub-entities) and concatenates.
     func fetch(_ fetch: StoreFetch) throws -> [ObjectRecord] {
         var records: [ObjectRecord] = []
