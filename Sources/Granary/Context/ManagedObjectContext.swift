@@ -377,7 +377,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.changedIndexes = []
             object.deletedState = false
             changed[ObjectIdentifier(object)] = nil
-            object.values = object.layout.names.indices.map { object.layout.initialValue(at: $0) }
+            object.values = object.layout.initialValues
             object.committed = nil
             object.faultState = true
         }

@@ -222,7 +222,7 @@ extension PersistentStoreCoordinator {
         let layout = EntityLayout.of(entity)
         // Every object is converted before anything is written.
         let objects: [[Any?]] = try request.objects.map { dictionary in
-            var values = layout.names.indices.map { layout.initialValue(at: $0) }
+            var values = layout.initialValues
             for (key, value) in dictionary {
                 let converted = try Self.batchValue(value, forKey: key, of: entity)
                 values[layout.indexByName[key]!] = converted
