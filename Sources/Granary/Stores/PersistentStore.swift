@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One store attached to a coordinator: an engine (in memory or in a directory) holding the tables of
 /// the entities its configuration names.
@@ -35,6 +36,8 @@ public final class PersistentStore: @unchecked Sendable {
     let entityNames: Set<String>
     /// How to decode each entity's rows, by table name and entity code: built once, used per row.
     let decoders: [String: [EntityCodec]]
+    /// Fetch schemas built so far (see `fetchSchema(for:includesSubentities:)`).
+    let fetchSchemas = Mutex<[FetchSchemaKey: FetchSchema]>([:])
     /// The same, by entity, for encoding.
     let codecs: [EntityDescription: EntityCodec]
     /// The table of each entity's rows, for encoding references (fixed while the store is open).
