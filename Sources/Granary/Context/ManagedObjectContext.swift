@@ -164,7 +164,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         // Drop the boxes of objects that went away, but only when the registry has doubled since the
         // last sweep, so that registering stays O(1) amortized even when every object is still alive.
         if registry.count >= nextRegistrySweep {
-            registry = registry.filter { $0.value.object != nil }
+            // In place: when every object is still alive (a fetch building its result) nothing is
+            // rebuilt, only scanned.
+            let gone = registry.compactMap { $0.value.object == nil ? $0.key : nil }
+            for id in gone { registry.removeValue(forKey: id) }
             nextRegistrySweep = max(1024, registry.count * 2)
         }
         registry[object.objectID] = WeakObject(object)

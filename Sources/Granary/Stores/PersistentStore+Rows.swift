@@ -9,7 +9,8 @@ extension PersistentStore {
     /// The ID of the row a reference points at, with the row's actual entity (which, in a hierarchy
     /// table, may be a sub-entity of the relationship's destination).
     func objectID(for ref: RowReference, in snapshot: Snapshot) throws -> ManagedObjectID? {
-        guard let tableName = snapshot.tableName(for: ref.table), let table = mapping.table(named: tableName) else { return nil }
+        guard let table = tablesByID[ref.table] ?? snapshot.tableName(for: ref.table).flatMap({ mapping.table(named: $0) }) else { return nil }
+        let tableName = table.name
         if table.entityNames.count == 1 {
             return ManagedObjectID(entityName: table.entityNames[0], store: identifier, key: ref.key)
         }

@@ -42,6 +42,8 @@ public final class PersistentStore: @unchecked Sendable {
     let codecs: [EntityDescription: EntityCodec]
     /// The table of each entity's rows, for encoding references (fixed while the store is open).
     private(set) var tableIDs: [String: TableID] = [:]
+    /// The hierarchy stored in each table, by table ID, for decoding references.
+    private(set) var tablesByID: [TableID: TableMapping] = [:]
     private let lock = NSLock()
     private var removed = false
 
@@ -84,6 +86,7 @@ public final class PersistentStore: @unchecked Sendable {
             for entity in entities {
                 if let table = mapping.entity(named: entity.name)?.tableName, let id = try? snapshot.tableID(of: table) {
                     tableIDs[entity.name] = id
+                    tablesByID[id] = mapping.table(named: table)
                 }
             }
         } catch let error as StorageError {
