@@ -102,6 +102,49 @@ import Testing
         }
     }
 
+    final class Ranked: ManagedObject {
+        @Managed var rank: Int
+    }
+
+    @Test func aChildFetchWithAWindowIsWindowedByItsParent() throws {
+        let model = try ManagedObjectModel {
+            Entity("Ranked", as: Ranked.self) {
+                Attribute("rank", .integer64)
+                Index("byRank", "rank")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let parent = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try parent.performAndWait {
+            for i in 0..<50 { Ranked(context: parent).rank = i }
+            try parent.save()
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait { () throws in
+            var request = FetchRequest<Ranked>(predicate: #Predicate { $0.rank >= 0 },
+                                               sortBy: [SortDescriptor(\.rank, order: .reverse)], fetchLimit: 3)
+            let before = coordinator.fetchStatistics.rowsExamined
+            #expect(try child.fetch(request).map(\.rank) == [49, 48, 47])
+            #expect(coordinator.fetchStatistics.rowsExamined - before == 3)
+            request.fetchOffset = 2
+            #expect(try child.fetch(request).map(\.rank) == [47, 46, 45])
+            // The parent's pending changes count.
+            try parent.performAndWait {
+                Ranked(context: parent).rank = 1_000
+                try #require(try parent.existingObject(with: parent.fetchObjectIDs(request)[0]) as? Ranked).rank = 2_000
+            }
+            request.fetchOffset = 0
+            #expect(try child.fetch(request).map(\.rank) == [2_000, 1_000, 49])
+            // With pending changes of its own the child windows itself, over everything.
+            Ranked(context: child).rank = 1_500
+            #expect(try child.fetch(request).map(\.rank) == [2_000, 1_500, 1_000])
+            request.fetchOffset = 1
+            #expect(try child.fetch(request).map(\.rank) == [1_500, 1_000, 49])
+            #expect(try child.count(for: FetchRequest<Ranked>()) == 52)
+        }
+    }
+
     @Test func didSaveNotificationCarriesTheIDsAndMergesIntoAnotherContext() throws {
         let (coordinator, writer) = try makeStack()
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

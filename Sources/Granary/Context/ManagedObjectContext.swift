@@ -31,8 +31,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         didSet { updateMergeSubscription() }
     }
 
+    /// Whether `save()` refuses: the context's objects can still be fetched and edited, but nothing in it
+    /// ever reaches its parent or the stores. For scratch contexts and read-only views, where a save
+    /// would be a bug.
+    public var isReadOnly = false
+
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Marks the main queue itself, not the main thread: where `dispatch_main()` runs (as under `swift
+    /// test` on Linux), the main queue's blocks run on a worker thread, which `Thread.isMainThread` denies.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     final class WeakObject {
         weak var object: ManagedObject?
@@ -79,7 +91,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Whether the calling code runs on this context's queue.
     public var isOnQueue: Bool {
         switch concurrencyType {
-        case .mainQueue: return Thread.isMainThread
+        case .mainQueue: return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
         case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
         }
     }
