@@ -102,6 +102,26 @@ import Testing
         }
     }
 
+    @Test func aChildReportsItsParentsStoreErrorsRatherThanAMissingObject() throws {
+        let (coordinator, parent) = try makeStack()
+        let id: ManagedObjectID = try parent.performAndWait {
+            let b = Badge(context: parent)
+            b.title = "b"
+            try parent.save()
+            return b.objectID
+        }
+        try coordinator.remove(coordinator.persistentStores[0])
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait {
+            do {
+                _ = try child.existingObject(with: id)
+                Issue.record("found an object of a removed store")
+            } catch let error as ContextError {
+                guard case .noPersistentStore = error else { throw error }
+            }
+        }
+    }
+
     final class Ranked: ManagedObject {
         @Managed var rank: Int
     }

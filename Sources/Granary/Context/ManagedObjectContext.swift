@@ -175,9 +175,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func loadRecord(for id: ManagedObjectID) throws -> ObjectRecord? {
         if let parent {
             return try parent.performAndWait { () throws -> ObjectRecord? in
-                guard let object = parent.registeredObject(for: id) ?? (id.isTemporaryID ? nil : try? parent.existingObject(with: id)) else {
-                    return nil
+                var found = parent.registeredObject(for: id)
+                if found == nil && !id.isTemporaryID {
+                    // Only "no such object" means absent; a missing store or a damaged one is an error.
+                    do { found = try parent.existingObject(with: id) } catch ContextError.noSuchObject { found = nil }
                 }
+                guard let object = found else { return nil }
                 if object.deletedState { return nil }
                 object.fireFaultIfNeeded()
                 return ObjectRecord(id: id, values: object.values, version: object.rowVersion)
