@@ -165,6 +165,43 @@ import Testing
         }
     }
 
+    @Test func aWindowedFetchWithPendingChangesReadsOnlyTheRowsItNeeds() throws {
+        let model = try ManagedObjectModel {
+            Entity("Ranked", as: Ranked.self) {
+                Attribute("rank", .integer64)
+                Index("byRank", "rank")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait { () throws in
+            let saved = (0..<100).map { i -> Ranked in
+                let r = Ranked(context: context)
+                r.rank = 10 + i
+                return r
+            }
+            try context.save()
+            saved[0].rank = 1_000        // moves out of the window
+            context.delete(saved[1])     // leaves it
+            saved[50].rank = 13          // moves into it, tied with a saved row
+            Ranked(context: context).rank = 5
+            var request = FetchRequest<Ranked>(predicate: #Predicate { $0.rank >= 0 }, sortBy: [SortDescriptor(\.rank)], fetchLimit: 4)
+            let before = coordinator.fetchStatistics.rowsExamined
+            #expect(try context.fetch(request).map(\.rank) == [5, 12, 13, 13])
+            #expect(coordinator.fetchStatistics.rowsExamined - before <= 4 + 4, "\(coordinator.fetchStatistics.lastPlan ?? "")")
+            for offset in [0, 1, 3, 95, 97, 200] {
+                request.fetchOffset = offset
+                var everything = request
+                everything.fetchLimit = 0
+                everything.fetchOffset = 0
+                let all = try context.fetch(everything).map(\.rank)
+                #expect(try context.fetch(request).map(\.rank) == Array(all.dropFirst(offset).prefix(4)), "offset \(offset)")
+            }
+            #expect(try context.count(for: FetchRequest<Ranked>()) == 100)
+        }
+    }
+
     @Test func didSaveNotificationCarriesTheIDsAndMergesIntoAnotherContext() throws {
         let (coordinator, writer) = try makeStack()
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

@@ -88,9 +88,19 @@ extension ManagedObjectContext {
     }
 
     func fetchObjects<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
-        let pending = try hasPendingChanges(for: entity(for: request), request.includesPendingChanges)
+        let entity = try entity(for: request)
+        let pending = hasPendingChanges(for: entity, request.includesPendingChanges)
         let window = parent == nil && !pending
-        let (fetch, unlowered) = try storeFetch(request, window: window)
+        var storeRequest = request
+        if parent == nil && pending && request.fetchLimit > 0 {
+            // With k objects of the entity changed here, the store's first offset + limit + k rows hold
+            // every saved row of the answer (at most k of them can leave it or move), so a window of 20
+            // reads 20 + k rows rather than the whole table; the window is applied again in memory.
+            let changedHere = changed.values.count { $0.hasChanges && $0.entity.isKind(of: entity) }
+            storeRequest.fetchLimit = request.fetchOffset + request.fetchLimit + changedHere
+            storeRequest.fetchOffset = 0
+        }
+        let (fetch, unlowered) = try storeFetch(storeRequest, window: window || storeRequest.fetchLimit != request.fetchLimit)
         var objects: [ManagedObject]
         // What is left to do here once the objects are in hand.
         var local = request

@@ -13,10 +13,10 @@ import Granary
 /// **View saves**: the view context's `save()` pushes into the root and returns without waiting for
 /// the disk; the root writes in the background (errors go to `StackOptions.backgroundSaveErrorHandler`,
 /// and `flush()` tries again and throws). Objects inserted in the view context get permanent IDs
-/// before it saves.
+/// before it saves (one small synced write that reserves their keys), so it can go on editing them.
 ///
-/// Pick it for apps whose user edits should never wait for the disk and whose background imports
-/// should never go through the view context's queue: imports write on their own, and the view
+/// Pick it for apps whose user edits should not wait for the store's commit and whose background
+/// imports should never go through the view context's queue: imports write on their own, and the view
 /// context's fetches wait for the root only while it writes the user's (small) saves.
 public struct MixedStrategy: ContextStrategy {
     public var rootMergePolicy: MergePolicy

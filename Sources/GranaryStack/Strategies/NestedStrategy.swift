@@ -15,11 +15,12 @@ import Granary
 /// objects the view context has already loaded are refreshed once the root has written them (the root's
 /// save is merged into the view context). `await container.flush()` waits for both.
 ///
-/// **IDs**: objects inserted in a child get permanent IDs before the child saves (one key reservation
-/// per save), so the child can go on editing them after the root has written them.
+/// **IDs**: objects inserted in a child get permanent IDs before the child saves, so the child can go
+/// on editing them after the root has written them. Reserving their keys is one small write, synced
+/// like any other: a child save that inserts waits for one sync; edits and deletions do not.
 ///
-/// Pick it when the view context's saves must never wait for the disk (the root writes them later),
-/// and when a child's unsaved work should be visible to the view context's fetches as soon as it is
+/// Pick it when the view context's saves should not wait for the store's commit (the root writes them
+/// later), and when a child's work should be visible to the view context's fetches as soon as it is
 /// saved. Its cost: every fetch and fault of the view context and of background contexts goes through
 /// the root's queue, which is busy while the root writes, so heavy imports make the view context wait
 /// (see the bench).
