@@ -8,8 +8,8 @@ import Granary
 /// reach a child view context. Handlers run synchronously on the saving context's queue, so they must
 /// only schedule work on other contexts (`schedule`), never wait for them.
 public final class ContextObserver: @unchecked Sendable {
-    // @unchecked: the tokens are written once, in init, and only read in deinit.
-    private var tokens: [NSObjectProtocol] = []
+    // @unchecked: the token (not Sendable) is set once, in init, and only read in deinit.
+    private let token: NSObjectProtocol
 
     /// Which saves a handler receives.
     public enum Event: Sendable {
@@ -26,14 +26,14 @@ public final class ContextObserver: @unchecked Sendable {
     public init(_ event: Event, where filter: @escaping @Sendable (ManagedObjectContext) -> Bool,
                 handler: @escaping @Sendable (ManagedObjectContext, ContextChanges) -> Void) {
         let name: Notification.Name = event == .willSave ? .managedObjectContextWillSave : .managedObjectContextDidSave
-        tokens.append(NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
+        token = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
             guard let context = note.object as? ManagedObjectContext, filter(context) else { return }
             let changes = note.userInfo?[ContextChanges.userInfoKey] as? ContextChanges ?? ContextChanges()
             handler(context, changes)
-        })
+        }
     }
 
     deinit {
-        for token in tokens { NotificationCenter.default.removeObserver(token) }
+        NotificationCenter.default.removeObserver(token)
     }
 }

@@ -52,6 +52,7 @@ public struct StackEnvironment: Sendable {
     /// Reports a save the stack ran on its own that failed (see `StackOptions.backgroundSaveErrorHandler`).
     public let reportBackgroundSaveFailure: @Sendable (StackError) -> Void
 
+    /// Containers make this; tests of a custom strategy can too.
     public init(coordinator: PersistentStoreCoordinator, containerName: String,
                 viewContextQueue: ManagedObjectContext.ConcurrencyType,
                 reportBackgroundSaveFailure: @escaping @Sendable (StackError) -> Void) {

@@ -28,15 +28,19 @@ import Synchronization
 /// the other's commits as soon as they are made, and optimistic locking (row versions) catches
 /// conflicting writes between them.
 public final class ImportingContainer: PersistentStack {
+    /// Names the default store and directory.
     public let name: String
+    /// The model both coordinators use.
     public let managedObjectModel: ManagedObjectModel
     /// The main coordinator: the view, temporary and editor contexts read through it.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
     /// The writer coordinator: importer contexts write through it.
     public let writerCoordinator: PersistentStoreCoordinator
+    /// The user interface's context: main coordinator, store-trump merging (or read-only, rollback).
     public let viewContext: ManagedObjectContext
     /// Whether the view context refuses to save and yields to the store on conflicts (rollback merging).
     public let isViewContextReadOnly: Bool
+    /// Where stores go when an attach call names no directory.
     public let storeDirectory: URL
     private let attachments: StoreAttachments
     private let mergesIncomingSaves = Switch()
@@ -108,9 +112,14 @@ public final class ImportingContainer: PersistentStack {
         set { mergesIncomingSaves.isOn = newValue }
     }
 
+    /// Whether `start()` has run.
     public var isStarted: Bool { attachments.isStarted }
+    /// The attached stores, as the main coordinator holds them.
     public var persistentStores: [PersistentStore] { attachments.persistentStores }
 
+    /// Opens the attached stores on both coordinators (or one durable store at
+    /// `<storeDirectory>/<name>.granary` if none was attached).
+    /// - Throws: `StackError.alreadyStarted`, `.attachFailed`.
     @discardableResult
     public func start() throws(StackError) -> Self {
         try attachments.start(defaults: [StoreConfiguration()])
@@ -150,11 +159,15 @@ public final class ImportingContainer: PersistentStack {
     /// An importer context: background work in this container is importing.
     public func newBackgroundContext() -> ManagedObjectContext { importerContext() }
 
+    /// Opens the stores and attaches each to both coordinators (sharing one open engine).
+    /// - Throws: as `PersistentStack.attachPersistentStores(at:for:)`.
     @discardableResult
     public func attachPersistentStores(at directory: URL?, for configurations: [StoreConfiguration]) throws(StackError) -> [PersistentStore] {
         try attachments.attach(configurations, in: directory)
     }
 
+    /// Detaches the stores from both coordinators; their objects leave the view context.
+    /// - Throws: `StackError.notAttached`, `.detachFailed`.
     public func detach(persistentStores stores: [PersistentStore]) throws(StackError) {
         let gone = try attachments.detach(stores)
         viewContext.schedule { [viewContext] in viewContext.forgetObjects(ofStores: gone) }

@@ -1,5 +1,6 @@
 import Foundation
 import Granary
+import Synchronization
 
 /// Models by name, so a stack can be started with a name alone (`PersistentContainer(name: "Notes",
 /// strategy: .direct)`), as Core Data's containers load a compiled model by name.
@@ -19,34 +20,34 @@ public final class ModelRegistry: Sendable {
         case built(ManagedObjectModel)
         case factory(@Sendable () throws -> ManagedObjectModel)
     }
-    private let lock = NSLock()
-    nonisolated(unsafe) private var entries: [String: Entry] = [:]  // guarded by `lock`
+    private let entries = Mutex<[String: Entry]>([:])
 
+    /// An empty registry, for tests or for apps that keep several sets of models apart.
     public init() {}
 
     /// Registers a built model under `name`, replacing any earlier one.
     public func register(_ model: ManagedObjectModel, named name: String) {
-        lock.withLock { entries[name] = .built(model) }
+        entries.withLock { $0[name] = .built(model) }
     }
 
     /// Registers a model built on first use, for models costly to build that some runs never need.
     public func register(named name: String, _ make: @escaping @Sendable () throws -> ManagedObjectModel) {
-        lock.withLock { entries[name] = .factory(make) }
+        entries.withLock { $0[name] = .factory(make) }
     }
 
     /// The names registered so far.
-    public var names: [String] { lock.withLock { entries.keys.sorted() } }
+    public var names: [String] { entries.withLock { $0.keys.sorted() } }
 
     /// The model registered under `name`, built now if it was registered as a factory.
     /// - Throws: `StackError.unknownModel` naming the registered models; a factory's own error.
     public func model(named name: String) throws -> ManagedObjectModel {
-        let entry = lock.withLock { entries[name] }
+        let entry = entries.withLock { $0[name] }
         switch entry {
         case .built(let model):
             return model
         case .factory(let make):
             let model = try make()
-            lock.withLock { entries[name] = .built(model) }
+            entries.withLock { $0[name] = .built(model) }
             return model
         case nil:
             throw StackError.unknownModel(name: name, registered: names)

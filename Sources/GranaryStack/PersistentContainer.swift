@@ -20,12 +20,17 @@ import Granary
 /// (`$XDG_DATA_HOME/<name>` or `~/.local/share/<name>`) unless `StackOptions.storeDirectory` says
 /// otherwise.
 public final class PersistentContainer<Strategy: ContextStrategy>: PersistentStack {
+    /// Names the default store and directory.
     public let name: String
+    /// The model every context uses.
     public let managedObjectModel: ManagedObjectModel
+    /// The one coordinator; the strategy decides which contexts sit on it.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
+    /// The layout chosen at creation.
     public let strategy: Strategy
     /// The contexts the strategy built: the view context and, for some strategies, a root context.
     public let contexts: Strategy.Contexts
+    /// Where stores go when an attach call names no directory.
     public let storeDirectory: URL
     private let attachments: StoreAttachments
 
@@ -58,28 +63,41 @@ public final class PersistentContainer<Strategy: ContextStrategy>: PersistentSta
         try self.init(name: name, model: models.model(named: name), strategy: strategy, options: options)
     }
 
+    /// The strategy's view context.
     public var viewContext: ManagedObjectContext { contexts.viewContext }
+    /// Whether `start()` has run.
     public var isStarted: Bool { attachments.isStarted }
+    /// The attached stores.
     public var persistentStores: [PersistentStore] { attachments.persistentStores }
 
+    /// Opens the attached stores (or one durable store at `<storeDirectory>/<name>.granary` if none
+    /// was attached) and returns the container, for one-line starts.
+    /// - Throws: `StackError.alreadyStarted`, `.attachFailed`.
     @discardableResult
     public func start() throws(StackError) -> Self {
         try attachments.start(defaults: [StoreConfiguration()])
         return self
     }
 
+    /// A new private-queue context placed where the strategy says.
     public func newBackgroundContext() -> ManagedObjectContext { contexts.newBackgroundContext() }
 
+    /// Opens and attaches the stores, all or none.
+    /// - Throws: as `PersistentStack.attachPersistentStores(at:for:)`.
     @discardableResult
     public func attachPersistentStores(at directory: URL?, for configurations: [StoreConfiguration]) throws(StackError) -> [PersistentStore] {
         try attachments.attach(configurations, in: directory)
     }
 
+    /// Detaches the stores; their objects leave the strategy's own contexts.
+    /// - Throws: `StackError.notAttached`, `.detachFailed`.
     public func detach(persistentStores stores: [PersistentStore]) throws(StackError) {
         let gone = try attachments.detach(stores)
         for context in contexts.ownedContexts { context.schedule { context.forgetObjects(ofStores: gone) } }
     }
 
+    /// Waits for the strategy's merges and background saves.
+    /// - Throws: `StackError.backgroundSaveFailed`.
     public func flush() async throws { try await contexts.flush() }
 }
 

@@ -80,10 +80,14 @@ extension PersistentStack {
         try attachPersistentStore(at: nil, for: configuration)
     }
 
+    /// Detaches one store (see `detach(persistentStores:)`).
+    /// - Throws: `StackError.notAttached`, `.detachFailed`.
     public func detach(persistentStore store: PersistentStore) throws(StackError) {
         try detach(persistentStores: [store])
     }
 
+    /// Opens and attaches one store (see `attachPersistentStores(at:for:)`).
+    /// - Throws: as `attachPersistentStores(at:for:)`.
     @discardableResult
     public func attachPersistentStore(at directory: URL?, for configuration: StoreConfiguration) throws(StackError) -> PersistentStore {
         try attachPersistentStores(at: directory, for: [configuration])[0]

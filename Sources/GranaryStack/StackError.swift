@@ -29,6 +29,7 @@ public enum StackError: Error, CustomStringConvertible {
     /// store, a view context saving an editor's changes) failed; the changes stay where they were.
     case backgroundSaveFailed(container: String, context: String, underlying: any Error)
 
+    /// The message, naming what is involved.
     public var description: String {
         switch self {
         case .notStarted(let container, let entity):

@@ -17,6 +17,7 @@ public struct StackOptions: Sendable {
     /// and `flush()` tries again and throws.
     public var backgroundSaveErrorHandler: (@Sendable (StackError) -> Void)?
 
+    /// Options with the defaults: the per-user directory, a main-queue view context, no error handler.
     public init(storeDirectory: URL? = nil, viewContextQueue: ManagedObjectContext.ConcurrencyType = .mainQueue,
                 backgroundSaveErrorHandler: (@Sendable (StackError) -> Void)? = nil) {
         self.storeDirectory = storeDirectory

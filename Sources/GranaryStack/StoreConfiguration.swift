@@ -16,7 +16,9 @@ import Granary
 public struct StoreConfiguration: Sendable, Hashable {
     /// The model's configuration, or `nil` for its default one (every entity).
     public var name: String?
+    /// In memory (gone when detached) or durable (a `.granary` directory).
     public var type: PersistentStore.StoreType
+    /// How the store's engine is opened: durability, read-only.
     public var options: PersistentStore.Options
 
     /// - Parameters:

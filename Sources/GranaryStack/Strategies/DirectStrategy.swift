@@ -18,7 +18,9 @@ import Granary
 /// is that merges run on the view context's queue (the main queue), in proportion to the objects it
 /// has loaded.
 public struct DirectStrategy: ContextStrategy {
+    /// The view context's merge policy (see `init`).
     public var viewMergePolicy: MergePolicy
+    /// The background contexts' merge policy (see `init`).
     public var backgroundMergePolicy: MergePolicy
 
     /// - Parameters:
@@ -32,6 +34,7 @@ public struct DirectStrategy: ContextStrategy {
         self.backgroundMergePolicy = backgroundMergePolicy
     }
 
+    /// Builds the contexts for one container.
     public func makeContexts(_ environment: StackEnvironment) -> DirectContexts {
         DirectContexts(environment, strategy: self, mergesAutomatically: true)
     }
@@ -40,6 +43,7 @@ public struct DirectStrategy: ContextStrategy {
 /// The contexts of the direct and independent strategies: a view context and background contexts, all
 /// on the coordinator.
 public final class DirectContexts: StackContexts {
+    /// The user interface's context.
     public let viewContext: ManagedObjectContext
     private let environment: StackEnvironment
     private let backgroundMergePolicy: MergePolicy
@@ -51,12 +55,15 @@ public final class DirectContexts: StackContexts {
         viewContext.automaticallyMergesChangesFromParent = mergesAutomatically
     }
 
+    /// The contexts purged when a store is detached.
     public var ownedContexts: [ManagedObjectContext] { [viewContext] }
 
+    /// A new private-queue background context (see the strategy for where it sits).
     public func newBackgroundContext() -> ManagedObjectContext {
         environment.makeContext("background", queue: .privateQueue, mergePolicy: backgroundMergePolicy)
     }
 
+    /// Waits for the merges (and root saves) queued so far.
     public func flush() async throws {
         await viewContext.drain()
     }

@@ -14,7 +14,9 @@ import Granary
 /// report), or when you refresh at moments of your choosing (pull to refresh); it costs the view
 /// context nothing while background work runs.
 public struct IndependentStrategy: ContextStrategy {
+    /// The view context's merge policy (see `init`).
     public var viewMergePolicy: MergePolicy
+    /// The background contexts' merge policy (see `init`).
     public var backgroundMergePolicy: MergePolicy
 
     /// - Parameters:
@@ -27,6 +29,7 @@ public struct IndependentStrategy: ContextStrategy {
         self.backgroundMergePolicy = backgroundMergePolicy
     }
 
+    /// Builds the contexts for one container.
     public func makeContexts(_ environment: StackEnvironment) -> DirectContexts {
         DirectContexts(environment, strategy: DirectStrategy(viewMergePolicy: viewMergePolicy, backgroundMergePolicy: backgroundMergePolicy),
                        mergesAutomatically: false)

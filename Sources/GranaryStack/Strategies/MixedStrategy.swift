@@ -19,8 +19,11 @@ import Granary
 /// imports should never go through the view context's queue: imports write on their own, and the view
 /// context's fetches wait for the root only while it writes the user's (small) saves.
 public struct MixedStrategy: ContextStrategy {
+    /// The root context's merge policy (see `init`).
     public var rootMergePolicy: MergePolicy
+    /// The view context's merge policy (see `init`).
     public var viewMergePolicy: MergePolicy
+    /// The background contexts' merge policy (see `init`).
     public var backgroundMergePolicy: MergePolicy
 
     /// - Parameters:
@@ -35,6 +38,7 @@ public struct MixedStrategy: ContextStrategy {
         self.backgroundMergePolicy = backgroundMergePolicy
     }
 
+    /// Builds the contexts for one container.
     public func makeContexts(_ environment: StackEnvironment) -> MixedContexts {
         MixedContexts(environment, strategy: self)
     }
@@ -45,6 +49,7 @@ public struct MixedStrategy: ContextStrategy {
 public final class MixedContexts: StackContexts {
     /// The private-queue context that owns the coordinator and writes the view context's saves.
     public let rootContext: ManagedObjectContext
+    /// The user interface's context.
     public let viewContext: ManagedObjectContext
     private let environment: StackEnvironment
     private let backgroundMergePolicy: MergePolicy
@@ -77,12 +82,15 @@ public final class MixedContexts: StackContexts {
         ]
     }
 
+    /// The contexts purged when a store is detached.
     public var ownedContexts: [ManagedObjectContext] { [rootContext, viewContext] }
 
+    /// A new private-queue background context (see the strategy for where it sits).
     public func newBackgroundContext() -> ManagedObjectContext {
         environment.makeContext("background", queue: .privateQueue, mergePolicy: backgroundMergePolicy)
     }
 
+    /// Waits for the merges (and root saves) queued so far.
     public func flush() async throws {
         try await rootContext.saveIfChanged(container: environment.containerName)
         await viewContext.drain()

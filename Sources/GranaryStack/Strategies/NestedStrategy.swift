@@ -25,8 +25,11 @@ import Granary
 /// the root's queue, which is busy while the root writes, so heavy imports make the view context wait
 /// (see the bench).
 public struct NestedStrategy: ContextStrategy {
+    /// The root context's merge policy (see `init`).
     public var rootMergePolicy: MergePolicy
+    /// The view context's merge policy (see `init`).
     public var viewMergePolicy: MergePolicy
+    /// The background contexts' merge policy (see `init`).
     public var backgroundMergePolicy: MergePolicy
 
     /// - Parameters:
@@ -41,6 +44,7 @@ public struct NestedStrategy: ContextStrategy {
         self.backgroundMergePolicy = backgroundMergePolicy
     }
 
+    /// Builds the contexts for one container.
     public func makeContexts(_ environment: StackEnvironment) -> NestedContexts {
         NestedContexts(environment, strategy: self)
     }
@@ -51,6 +55,7 @@ public struct NestedStrategy: ContextStrategy {
 public final class NestedContexts: StackContexts {
     /// The private-queue context that owns the coordinator and writes its children's saves.
     public let rootContext: ManagedObjectContext
+    /// The user interface's context.
     public let viewContext: ManagedObjectContext
     private let environment: StackEnvironment
     private let backgroundMergePolicy: MergePolicy
@@ -67,12 +72,15 @@ public final class NestedContexts: StackContexts {
         observers = ChildSavePropagation.observers(root: root, environment: environment)
     }
 
+    /// The contexts purged when a store is detached.
     public var ownedContexts: [ManagedObjectContext] { [rootContext, viewContext] }
 
+    /// A new private-queue background context (see the strategy for where it sits).
     public func newBackgroundContext() -> ManagedObjectContext {
         environment.makeContext("background", queue: .privateQueue, parent: rootContext, mergePolicy: backgroundMergePolicy)
     }
 
+    /// Waits for the merges (and root saves) queued so far.
     public func flush() async throws {
         try await rootContext.saveIfChanged(container: environment.containerName)
         await viewContext.drain()
