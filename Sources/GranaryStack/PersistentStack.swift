@@ -80,6 +80,14 @@ extension PersistentStack {
         try attachPersistentStore(at: nil, for: configuration)
     }
 
+    /// Detaches every store, closing their files now: for shutting down, or before the same stores are
+    /// opened again in this process (a stack that is merely dropped closes them too, but only once the
+    /// last of its contexts has gone, which may be a moment later).
+    /// - Throws: `StackError.detachFailed`.
+    public func close() throws(StackError) {
+        try detach(persistentStores: persistentStores)
+    }
+
     /// Detaches one store (see `detach(persistentStores:)`).
     /// - Throws: `StackError.notAttached`, `.detachFailed`.
     public func detach(persistentStore store: PersistentStore) throws(StackError) {

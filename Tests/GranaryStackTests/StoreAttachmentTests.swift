@@ -131,6 +131,36 @@ import Testing
         #expect(try titlesOnDisk(at: home.appendingPathComponent("User.granary")) == ["n1", "n2"])
     }
 
+    @Test(arguments: StackKind.allCases)
+    func closingAStackLetsItsStoresBeOpenedAgainAtOnce(kind: StackKind) async throws {
+        let directory = scratchDirectory()
+        let stack = try kind.make(directory, queue: .mainQueue)
+        try await saveNotes(["kept"], in: stack)
+        try await stack.flush()
+        try stack.close()
+        #expect(stack.persistentStores.isEmpty)
+        let again = try kind.make(directory, queue: .mainQueue)
+        #expect(try await fetchedTitles(in: again.viewContext) == ["kept"])
+    }
+
+    @Test(arguments: StackKind.allCases)
+    func aDroppedStackClosesItsStoresOnceItsContextsAreGone(kind: StackKind) async throws {
+        let directory = scratchDirectory()
+        do {
+            let stack = try kind.make(directory, queue: .mainQueue)
+            try await saveNotes(["kept"], in: stack)
+            try await stack.flush()
+        }
+        // The last blocks that held its contexts finish a moment after the stack is dropped.
+        var again: (any PersistentStack)?
+        for _ in 0..<100 where again == nil {
+            again = try? kind.make(directory, queue: .mainQueue)
+            if again == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let reopened = try #require(again)
+        #expect(try await fetchedTitles(in: reopened.viewContext) == ["kept"])
+    }
+
     @Test func fetchesAndSavesBeforeStartThrowNotStarted() async throws {
         let container = PersistentContainer(name: "Early", model: stackModel, options: options(scratchDirectory()))
         // A store attached before start is open (so problems show at once), but not yet in use.
