@@ -75,6 +75,7 @@ final class StoreAttachments: @unchecked Sendable {
         for attachment in added {
             state.attachments.append(attachment)
             state.detachedConfigurations[attachment.configuration.name ?? ""] = nil
+            state.detachedStores[attachment.identifier] = nil
         }
         return added.compactMap { $0.placements.first?.store }
     }
