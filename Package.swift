@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "GranaryStorage", targets: ["GranaryStorage"]),
         .library(name: "Granary", targets: ["Granary"]),
+        .library(name: "GranaryStack", targets: ["GranaryStack"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
@@ -21,6 +22,9 @@ let package = Package(
         ),
         .target(name: "GranaryStorage", dependencies: ["CLZ4"]),
         .target(name: "Granary", dependencies: ["GranaryStorage"]),
+        // Ready-made stacks (containers, context strategies, attachable stores) on top of Granary; Granary
+        // knows nothing of it.
+        .target(name: "GranaryStack", dependencies: ["Granary"]),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -46,6 +50,10 @@ let package = Package(
                 "Granary",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        .testTarget(
+            name: "GranaryStackTests",
+            dependencies: ["GranaryStack", "Granary"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,7 @@ let package = Package(
             dependencies: [
                 .product(name: "GranaryStorage", package: "Granary"),
                 .product(name: "Granary", package: "Granary"),
+                .product(name: "GranaryStack", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -232,3 +232,85 @@ extension FetchRequest {
         includesPendingChanges = includingPending
     }
 }
+
+@Suite struct ContextSavingOptionsTests {
+    @Test func obtainedPermanentIDsAreKeptBySave() throws {
+        let (_, context) = try makeStack(.durable)
+        try context.performAndWait {
+            let objects = (0..<5).map { i -> Badge in
+                let b = Badge(context: context)
+                b.title = "b\(i)"
+                return b
+            }
+            let employee = Employee(context: context)
+            employee.name = "E"
+            try context.obtainPermanentIDs(for: objects + [employee])
+            let obtained = objects.map(\.objectID) + [employee.objectID]
+            #expect(Set(obtained.compactMap(\.primaryKey)).count == 6 || Set(obtained).count == 6)
+            #expect(Set(objects.compactMap(\.objectID.primaryKey)).count == 5)
+            // One more object without an obtained ID gets a key after the reserved ones.
+            let late = Badge(context: context)
+            late.title = "late"
+            try context.save()
+            #expect(objects.map(\.objectID) + [employee.objectID] == obtained)
+            #expect(!obtained.contains(late.objectID))
+            context.reset()
+            let titles = try obtained.prefix(5).map { try #require(try context.existingObject(with: $0) as? Badge).title }
+            #expect(titles == ["b0", "b1", "b2", "b3", "b4"])
+            #expect(try context.count(for: FetchRequest<Badge>()) == 6)
+        }
+    }
+
+    @Test func aChildThatObtainedIDsCanEditItsObjectsAfterTheParentSaved() throws {
+        let (coordinator, parent) = try makeStack()
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait {
+            let b = Badge(context: child)
+            b.title = "first"
+            try child.obtainPermanentIDs(for: [b])
+            try child.save()
+            try parent.performAndWait { try parent.save() }
+            b.title = "second"
+            try child.save()
+            try parent.performAndWait { try parent.save() }
+        }
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let found = try reader.performAndWait { try reader.fetch(FetchRequest<Badge>()).map(\.title) }
+        #expect(found == ["second"])
+    }
+
+    @Test func aReadOnlyContextRefusesToSaveAndNamesItself() throws {
+        let (coordinator, context) = try makeStack()
+        context.name = "scratch"
+        context.isReadOnly = true
+        try context.performAndWait {
+            _ = Badge(context: context).title = "never"
+            do {
+                try context.save()
+                Issue.record("a read-only context saved")
+            } catch let error as ContextError {
+                guard case .readOnlyContext = error else { throw error }
+                #expect(error.description.contains("scratch"))
+            }
+            #expect(context.hasChanges)
+        }
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let found = try reader.performAndWait { try reader.count(for: FetchRequest<Badge>()) }
+        #expect(found == 0)
+    }
+
+    /// Under `swift test` on Linux the main queue runs on a worker thread (`dispatch_main`), not the
+    /// main thread: a main-queue context must still accept work there.
+    @Test func aMainQueueContextWorksWhereverTheMainQueueRuns() async throws {
+        let (coordinator, _) = try makeStack()
+        let main = ManagedObjectContext(concurrencyType: .mainQueue, coordinator: coordinator)
+        let count = try await main.perform {
+            _ = Badge(context: main).title = "on main"
+            try main.save()
+            return try main.count(for: FetchRequest<Badge>())
+        }
+        #expect(count == 1)
+        let titles = try await Task.detached { try main.performAndWait { try main.fetch(FetchRequest<Badge>()).map(\.title) } }.value
+        #expect(titles == ["on main"])
+    }
+}

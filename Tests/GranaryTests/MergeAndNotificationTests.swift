@@ -102,6 +102,106 @@ import Testing
         }
     }
 
+    @Test func aChildReportsItsParentsStoreErrorsRatherThanAMissingObject() throws {
+        let (coordinator, parent) = try makeStack()
+        let id: ManagedObjectID = try parent.performAndWait {
+            let b = Badge(context: parent)
+            b.title = "b"
+            try parent.save()
+            return b.objectID
+        }
+        try coordinator.remove(coordinator.persistentStores[0])
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait {
+            do {
+                _ = try child.existingObject(with: id)
+                Issue.record("found an object of a removed store")
+            } catch let error as ContextError {
+                guard case .noPersistentStore = error else { throw error }
+            }
+        }
+    }
+
+    final class Ranked: ManagedObject {
+        @Managed var rank: Int
+    }
+
+    @Test func aChildFetchWithAWindowIsWindowedByItsParent() throws {
+        let model = try ManagedObjectModel {
+            Entity("Ranked", as: Ranked.self) {
+                Attribute("rank", .integer64)
+                Index("byRank", "rank")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let parent = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try parent.performAndWait {
+            for i in 0..<50 { Ranked(context: parent).rank = i }
+            try parent.save()
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait { () throws in
+            var request = FetchRequest<Ranked>(predicate: #Predicate { $0.rank >= 0 },
+                                               sortBy: [SortDescriptor(\.rank, order: .reverse)], fetchLimit: 3)
+            let before = coordinator.fetchStatistics.rowsExamined
+            #expect(try child.fetch(request).map(\.rank) == [49, 48, 47])
+            #expect(coordinator.fetchStatistics.rowsExamined - before == 3)
+            request.fetchOffset = 2
+            #expect(try child.fetch(request).map(\.rank) == [47, 46, 45])
+            // The parent's pending changes count.
+            try parent.performAndWait {
+                Ranked(context: parent).rank = 1_000
+                try #require(try parent.existingObject(with: parent.fetchObjectIDs(request)[0]) as? Ranked).rank = 2_000
+            }
+            request.fetchOffset = 0
+            #expect(try child.fetch(request).map(\.rank) == [2_000, 1_000, 49])
+            // With pending changes of its own the child windows itself, over everything.
+            Ranked(context: child).rank = 1_500
+            #expect(try child.fetch(request).map(\.rank) == [2_000, 1_500, 1_000])
+            request.fetchOffset = 1
+            #expect(try child.fetch(request).map(\.rank) == [1_500, 1_000, 49])
+            #expect(try child.count(for: FetchRequest<Ranked>()) == 52)
+        }
+    }
+
+    @Test func aWindowedFetchWithPendingChangesReadsOnlyTheRowsItNeeds() throws {
+        let model = try ManagedObjectModel {
+            Entity("Ranked", as: Ranked.self) {
+                Attribute("rank", .integer64)
+                Index("byRank", "rank")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait { () throws in
+            let saved = (0..<100).map { i -> Ranked in
+                let r = Ranked(context: context)
+                r.rank = 10 + i
+                return r
+            }
+            try context.save()
+            saved[0].rank = 1_000        // moves out of the window
+            context.delete(saved[1])     // leaves it
+            saved[50].rank = 13          // moves into it, tied with a saved row
+            Ranked(context: context).rank = 5
+            var request = FetchRequest<Ranked>(predicate: #Predicate { $0.rank >= 0 }, sortBy: [SortDescriptor(\.rank)], fetchLimit: 4)
+            let before = coordinator.fetchStatistics.rowsExamined
+            #expect(try context.fetch(request).map(\.rank) == [5, 12, 13, 13])
+            #expect(coordinator.fetchStatistics.rowsExamined - before <= 4 + 4, "\(coordinator.fetchStatistics.lastPlan ?? "")")
+            for offset in [0, 1, 3, 95, 97, 200] {
+                request.fetchOffset = offset
+                var everything = request
+                everything.fetchLimit = 0
+                everything.fetchOffset = 0
+                let all = try context.fetch(everything).map(\.rank)
+                #expect(try context.fetch(request).map(\.rank) == Array(all.dropFirst(offset).prefix(4)), "offset \(offset)")
+            }
+            #expect(try context.count(for: FetchRequest<Ranked>()) == 100)
+        }
+    }
+
     @Test func didSaveNotificationCarriesTheIDsAndMergesIntoAnotherContext() throws {
         let (coordinator, writer) = try makeStack()
         let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

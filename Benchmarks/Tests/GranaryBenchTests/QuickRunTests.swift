@@ -57,6 +57,19 @@ import Testing
         #expect((1...8).allSatisfy { n in lines.contains { $0.hasPrefix("O\(n). ") } })
     }
 
+    @Test func onlyStacksPrintsARowPerLayout() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "stacks", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Machine: ") == true)
+        #expect(output.contains("### Stacks"))
+        for layout in [".direct", ".independent", ".nested", ".mixed"] {
+            #expect(lines.contains { $0.hasPrefix("| PersistentContainer \(layout) |") }, "no row for \(layout)")
+        }
+        #expect(lines.contains { $0.hasPrefix("| ImportingContainer |") })
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+
     @Test func unknownFlagExitsWithUsageStatus() throws {
         let (status, output) = try Self.run(["--no-such-flag"])
         #expect(status == 2)

@@ -88,15 +88,34 @@ extension ManagedObjectContext {
     }
 
     func fetchObjects<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
-        let window = try parent == nil && !hasPendingChanges(for: entity(for: request), request.includesPendingChanges)
-        let (fetch, unlowered) = try storeFetch(request, window: window)
+        let entity = try entity(for: request)
+        let pending = hasPendingChanges(for: entity, request.includesPendingChanges)
+        let window = parent == nil && !pending
+        var storeRequest = request
+        if parent == nil && pending && request.fetchLimit > 0 {
+            // With k objects of the entity changed here, the store's first offset + limit + k rows hold
+            // every saved row of the answer (at most k of them can leave it or move), so a window of 20
+            // reads 20 + k rows rather than the whole table; the window is applied again in memory.
+            let changedHere = changed.values.count { $0.hasChanges && $0.entity.isKind(of: entity) }
+            storeRequest.fetchLimit = request.fetchOffset + request.fetchLimit + changedHere
+            storeRequest.fetchOffset = 0
+        }
+        let (fetch, unlowered) = try storeFetch(storeRequest, window: window || storeRequest.fetchLimit != request.fetchLimit)
         var objects: [ManagedObject]
+        // What is left to do here once the objects are in hand.
+        var local = request
         if let parent {
             // A child sees its parent's unsaved state: the parent answers with IDs, the child loads them.
-            var unwindowed = request
-            unwindowed.fetchLimit = 0
-            unwindowed.fetchOffset = 0
-            let ids = try parent.performAndWait { try parent.fetchObjects(unwindowed).map(\.objectID) }
+            // Without pending changes of its own the child's answer is the parent's, so the parent
+            // applies the window (a fetch of 20 out of 200,000 returns 20 IDs, not 200,000).
+            var forwarded = request
+            if pending {
+                forwarded.fetchLimit = 0
+                forwarded.fetchOffset = 0
+            } else {
+                local.fetchOffset = 0
+            }
+            let ids = try parent.performAndWait { try parent.fetchObjects(forwarded).map(\.objectID) }
             objects = ids.compactMap { registeredOrFault($0) }
         } else {
             guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
@@ -106,7 +125,7 @@ extension ManagedObjectContext {
         }
         let inMemory = !window || unlowered != nil || fetch.limit == nil && (request.fetchLimit > 0 || request.fetchOffset > 0)
         if inMemory {
-            objects = try applyInMemory(request, to: objects, entity: fetch.entity, unlowered: unlowered)
+            objects = try applyInMemory(local, to: objects, entity: fetch.entity, unlowered: unlowered)
         }
         if request.fetchBatchSize > 0 { BatchFaulter.attach(objects, batchSize: request.fetchBatchSize, context: self) }
         try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)

@@ -46,10 +46,12 @@ extension ManagedObjectContext {
     /// Validates every change, then writes them all: to the stores (a context on a coordinator) or into
     /// the parent (a child context). Nothing is written unless everything is valid.
     /// - Throws: `ContextError.validation` listing every invalid value, `.deleteDenied`,
-    ///   `.mergeConflicts` (merge policy `.error`), `.constraintViolation`, store errors.
+    ///   `.mergeConflicts` (merge policy `.error`), `.constraintViolation`, `.readOnlyContext` (the
+    ///   context is `isReadOnly`), store errors.
     public func save() throws {
         assertOnQueue()
         guard hasChanges else { return }
+        if isReadOnly { throw ContextError.readOnlyContext(description) }
         let problems = validationErrors()
         if let first = problems.first {
             if problems.count == 1 { throw first }
@@ -263,17 +265,36 @@ extension ManagedObjectContext {
         return saved
     }
 
-    /// Gives inserted objects their permanent IDs now, before they are saved, by reserving row keys.
-    /// - Throws: store errors.
+    /// Gives inserted objects their permanent IDs now, before they are saved, by reserving row keys; the
+    /// save keeps them. Use it before a child context saves objects it will go on editing (its parent's
+    /// save cannot tell it the IDs), and before handing IDs of new objects to other contexts.
+    /// - Throws: store errors. One write per store involved reserves every key it needs.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
-        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        var byStore: [ObjectIdentifier: (store: PersistentStore, tables: [String: [ManagedObject]])] = [:]
         for object in objects where object.objectID.isTemporaryID {
             let store = try coordinator.store(forEntity: object.entity.name)
             let table = try store.entityMapping(object.entity.name).tableName
-            let key = try store.engine.write { tx in try tx.reserveKeys(1, in: table) }
-            mapping[object.objectID] = ManagedObjectID(entityName: object.entity.name, store: store.identifier, key: key)
+            byStore[ObjectIdentifier(store), default: (store, [:])].tables[table, default: []].append(object)
+        }
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        for (store, tables) in byStore.values {
+            try store.checkAttached()
+            let firstKeys: [String: Int64]
+            do {
+                firstKeys = try store.engine.write { tx in
+                    var first: [String: Int64] = [:]
+                    for (table, members) in tables { first[table] = try tx.reserveKeys(Int64(members.count), in: table) }
+                    return first
+                }
+            } catch let error as StorageError { throw ContextError.storage(error) }
+            for (table, members) in tables {
+                for (offset, object) in members.enumerated() {
+                    mapping[object.objectID] = ManagedObjectID(entityName: object.entity.name, store: store.identifier,
+                                                               key: firstKeys[table]! + Int64(offset))
+                }
+            }
         }
         for box in registry.values { box.object?.replaceReferences(mapping) }
         for object in objects {

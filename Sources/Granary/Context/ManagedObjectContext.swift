@@ -31,8 +31,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         didSet { updateMergeSubscription() }
     }
 
+    /// Whether `save()` refuses: the context's objects can still be fetched and edited, but nothing in it
+    /// ever reaches its parent or the stores. For scratch contexts and read-only views, where a save
+    /// would be a bug.
+    public var isReadOnly = false
+
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Marks the main queue itself, not the main thread: where `dispatch_main()` runs (as under `swift
+    /// test` on Linux), the main queue's blocks run on a worker thread, which `Thread.isMainThread` denies.
     private static let mainQueueKey: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()
         DispatchQueue.main.setSpecific(key: key, value: true)
@@ -177,9 +184,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func loadRecord(for id: ManagedObjectID) throws -> ObjectRecord? {
         if let parent {
             return try parent.performAndWait { () throws -> ObjectRecord? in
-                guard let object = parent.registeredObject(for: id) ?? (id.isTemporaryID ? nil : try? parent.existingObject(with: id)) else {
-                    return nil
+                var found = parent.registeredObject(for: id)
+                if found == nil && !id.isTemporaryID {
+                    // Only "no such object" means absent; a missing store or a damaged one is an error.
+                    do { found = try parent.existingObject(with: id) } catch ContextError.noSuchObject { found = nil }
                 }
+                guard let object = found else { return nil }
                 if object.deletedState { return nil }
                 object.fireFaultIfNeeded()
                 return ObjectRecord(id: id, values: object.values, version: object.rowVersion)

@@ -30,6 +30,8 @@ public final class PersistentStore: @unchecked Sendable {
     /// The store's UUID: the host part of its objects' URIs.
     public let identifier: UUID
     let engine: Engine
+    /// Counts the attached stores that use `engine`, which may belong to several coordinators.
+    private let share: EngineShare
     let mapping: StorageMapping
     let model: ManagedObjectModel
     /// Names of the entities routed to this store.
@@ -54,10 +56,53 @@ public final class PersistentStore: @unchecked Sendable {
         self.url = url
         self.mapping = mapping
         self.model = model
-        guard let entities = model.entities(forConfiguration: configurationName) else {
-            throw ContextError.noPersistentStore("the model has no configuration named '\(configurationName ?? "")'")
+        self.entityNames = try Self.entityNames(of: model, configuration: configurationName)
+        (decoders, codecs) = Self.codecs(model: model, mapping: mapping)
+        let location: Engine.Location
+        switch type {
+        case .inMemory: location = .inMemory
+        case .durable:
+            guard let url else { throw ContextError.noPersistentStore("a durable store needs a URL") }
+            location = .directory(url)
         }
-        self.entityNames = Set(entities.map(\.name))
+        do {
+            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly))
+            share = EngineShare(engine)
+            identifier = engine.metadata.storeUUID
+            try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
+                                   readOnly: options.isReadOnly)
+        } catch let error as StorageError {
+            throw ContextError.storage(error)
+        }
+        locateTables()
+    }
+
+    /// A second attachment of an open store, for another coordinator: same engine, same identifier (so
+    /// object IDs are valid in both), its own configuration.
+    init(sharing other: PersistentStore, configurationName: String?, model: ManagedObjectModel, mapping: StorageMapping) throws {
+        self.type = other.type
+        self.configurationName = configurationName
+        self.url = other.url
+        self.mapping = mapping
+        self.model = model
+        self.entityNames = try Self.entityNames(of: model, configuration: configurationName)
+        (decoders, codecs) = Self.codecs(model: model, mapping: mapping)
+        self.engine = other.engine
+        self.identifier = other.identifier
+        try other.checkAttached()
+        try other.share.retain(describing: other)
+        // Every property is set from here, so a failure below runs deinit, which gives the engine back.
+        self.share = other.share
+        do {
+            try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
+                                   readOnly: engine.options.isReadOnly)
+        } catch let error as StorageError {
+            throw ContextError.storage(error)
+        }
+        locateTables()
+    }
+
+    private static func codecs(model: ManagedObjectModel, mapping: StorageMapping) -> ([String: [EntityCodec]], [EntityDescription: EntityCodec]) {
         var decoders: [String: [EntityCodec]] = [:]
         var codecs: [EntityDescription: EntityCodec] = [:]
         for table in mapping.tables {
@@ -68,30 +113,30 @@ public final class PersistentStore: @unchecked Sendable {
                 return codec
             }
         }
-        self.decoders = decoders
-        self.codecs = codecs
-        let location: Engine.Location
-        switch type {
-        case .inMemory: location = .inMemory
-        case .durable:
-            guard let url else { throw ContextError.noPersistentStore("a durable store needs a URL") }
-            location = .directory(url)
-        }
-        do {
-            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly))
-            identifier = engine.metadata.storeUUID
-            try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
-                                   readOnly: options.isReadOnly)
-            let snapshot = engine.read()
-            for entity in entities {
-                if let table = mapping.entity(named: entity.name)?.tableName, let id = try? snapshot.tableID(of: table) {
-                    tableIDs[entity.name] = id
-                    tablesByID[id] = mapping.table(named: table)
-                }
+        return (decoders, codecs)
+    }
+
+    /// Notes the table IDs of this store's entities once its tables exist.
+    private func locateTables() {
+        let snapshot = engine.read()
+        for name in entityNames {
+            if let table = mapping.entity(named: name)?.tableName, let id = try? snapshot.tableID(of: table) {
+                tableIDs[name] = id
+                tablesByID[id] = mapping.table(named: table)
             }
-        } catch let error as StorageError {
-            throw ContextError.storage(error)
         }
+    }
+
+    deinit {
+        // A store dropped without `remove` still gives its engine back, so the last user closes it.
+        if !removed { try? share.release() }
+    }
+
+    private static func entityNames(of model: ManagedObjectModel, configuration: String?) throws -> Set<String> {
+        guard let entities = model.entities(forConfiguration: configuration) else {
+            throw ContextError.noPersistentStore("the model has no configuration named '\(configuration ?? "")'")
+        }
+        return Set(entities.map(\.name))
     }
 
     static let modelHashKey = "GranaryModelVersionHash"
@@ -124,11 +169,47 @@ public final class PersistentStore: @unchecked Sendable {
     var isRemoved: Bool { lock.withLock { removed } }
 
     func markRemoved() throws {
-        lock.withLock { removed = true }
-        try engine.close()
+        let wasRemoved = lock.withLock { () -> Bool in
+            defer { removed = true }
+            return removed
+        }
+        if !wasRemoved { try share.release() }
     }
 
     func checkAttached() throws {
         if isRemoved { throw ContextError.noPersistentStore("the store \(url?.path ?? identifier.uuidString) was removed from its coordinator") }
+    }
+}
+
+/// An open engine shared by the stores attached to it (one per coordinator that uses it): the engine's
+/// directory lock admits one opener per process, so two coordinators on one store must share one
+/// engine. The last store to go closes it.
+final class EngineShare: Sendable {
+    let engine: Engine
+    private let users = Mutex(1)
+
+    init(_ engine: Engine) { self.engine = engine }
+
+    /// - Throws: `ContextError.noPersistentStore` when every user has gone and the engine is closed.
+    func retain(describing store: PersistentStore) throws {
+        let isOpen = users.withLock { count -> Bool in
+            guard count > 0 else { return false }
+            count += 1
+            return true
+        }
+        if !isOpen {
+            throw ContextError.noPersistentStore("the store \(store.url?.path ?? store.identifier.uuidString) is closed and cannot be shared")
+        }
+    }
+
+    /// Closes the engine when the last user goes.
+    /// - Throws: `ContextError.storage` when closing fails.
+    func release() throws {
+        let isLast = users.withLock { count -> Bool in
+            count -= 1
+            return count == 0
+        }
+        guard isLast else { return }
+        do { try engine.close() } catch let error as StorageError { throw ContextError.storage(error) }
     }
 }

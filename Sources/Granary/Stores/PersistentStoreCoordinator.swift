@@ -45,7 +45,42 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return store
     }
 
-    /// Detaches a store and closes its files. Contexts using its objects get errors from then on.
+    /// Attaches a store that another coordinator already has open, sharing its open engine: the way to
+    /// put two coordinators on one store in one process (a second `addPersistentStore(type:at:)` on the
+    /// same directory fails, the directory being locked by the first). Both coordinators see each other's
+    /// saves as soon as they commit, object IDs are valid in both, and optimistic locking works across
+    /// them. The files close when the last coordinator sharing them removes its store.
+    /// - Parameters:
+    ///   - store: A store attached to another coordinator.
+    ///   - configuration: This coordinator's configuration for it; `nil` routes every entity to it.
+    /// - Throws: `ContextError.noPersistentStore` when `store` was removed, is already attached to this
+    ///   coordinator, or the model has no such configuration; `.storage(...)` when this model's tables
+    ///   differ from the store's.
+    @discardableResult
+    public func addPersistentStore(sharing store: PersistentStore, configuration: String? = nil) throws -> PersistentStore {
+        if persistentStores.contains(where: { $0.identifier == store.identifier }) {
+            throw ContextError.noPersistentStore("the store \(store.url?.path ?? store.identifier.uuidString) is already attached to this coordinator")
+        }
+        let shared = try PersistentStore(sharing: store, configurationName: configuration, model: managedObjectModel, mapping: mapping)
+        lock.withLock { stores.append(shared) }
+        return shared
+    }
+
+    /// Explains why no attached store holds an entity or an object, in place of the coordinator's own
+    /// generic error.
+    ///
+    /// A layer that attaches and detaches stores (a container) knows what the coordinator cannot: that
+    /// the stack has not started yet, or which configuration was detached from which location. It is
+    /// called with the entity's name and, for an object, its ID; return `nil` to keep the coordinator's
+    /// error. The error returned is what fetches and saves throw.
+    public var missingStoreDiagnosis: (@Sendable (_ entityName: String, _ objectID: ManagedObjectID?) -> (any Error)?)? {
+        get { lock.withLock { diagnosis } }
+        set { lock.withLock { diagnosis = newValue } }
+    }
+    private var diagnosis: (@Sendable (String, ManagedObjectID?) -> (any Error)?)?
+
+    /// Detaches a store and closes its files (unless another coordinator shares them). Contexts using
+    /// its objects get errors from then on.
     /// - Throws: `ContextError.storage` if closing fails.
     public func remove(_ store: PersistentStore) throws {
         lock.withLock { stores.removeAll { $0 === store } }
@@ -88,6 +123,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func store(forEntity name: String) throws -> PersistentStore {
         let attached = persistentStores
         guard let store = attached.first(where: { $0.entityNames.contains(name) }) else {
+            if let error = missingStoreDiagnosis?(name, nil) { throw error }
             throw ContextError.noPersistentStore(attached.isEmpty ? "the coordinator has no store attached"
                                                  : "no attached store's configuration holds entity '\(name)'")
         }
@@ -97,6 +133,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func store(for id: ManagedObjectID) throws -> PersistentStore {
         guard let uuid = id.persistentStoreIdentifier else { return try store(forEntity: id.entityName) }
         guard let store = persistentStores.first(where: { $0.identifier == uuid }) else {
+            if let error = missingStoreDiagnosis?(id.entityName, id) { throw error }
             throw ContextError.noPersistentStore("the store \(uuid) of \(id) is not attached (it was removed)")
         }
         return store
@@ -229,6 +266,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // Permanent keys for inserted objects first, so rows can reference each other.
         var nextKeys: [String: Int64] = [:]
         for insert in changes.inserts {
+            if insert.id.primaryKey != nil && insert.id.persistentStoreIdentifier == store.identifier {
+                // Obtained with obtainPermanentIDs: its key is reserved, and the object keeps its ID.
+                outcome.ids[insert.id] = insert.id
+                continue
+            }
             let table = try tableName(insert.entity)
             let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
             nextKeys[table] = key + 1

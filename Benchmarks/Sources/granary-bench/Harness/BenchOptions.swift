@@ -19,8 +19,15 @@ struct BenchOptions {
     var objects = 100_000
     /// Fetches in object workloads O3 and O4.
     var objectQueries = 2_000
-    /// Which tables to run: both unless `--only` names one.
-    var tables: Set<BenchTable> = Set(BenchTable.allCases)
+    /// Objects imported per layout in the stacks table.
+    var stackObjects = 200_000
+    /// Objects per import context (one save each) in the stacks table.
+    var stackChunk = 2_000
+    /// Objects in the store before the stacks table's import starts, so the visible list is full.
+    var stackSeed = 1_000
+    /// Which tables to run: the main and object tables unless `--only` names one (the stacks table runs
+    /// only when asked for: it measures latency, not a comparison, and takes minutes of its own).
+    var tables: Set<BenchTable> = [.main, .objects]
     /// Timed repetitions of the whole-table workloads (bulk insert, update, reopen); the median is reported.
     var repetitions = 3
     var reopenRepetitions = 5
@@ -32,18 +39,21 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects] [--quick] [--markdown]
-                             [--dir PATH] [--sqlite-cache-mb N]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks] [--quick] [--markdown]
+                             [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
 
           --rows N        rows in the main table (default 100000)
           --large-rows N  rows in the store measured for reopen time and size (default 1000000)
           --objects N     employees in the object-level table (default 100000)
-          --only TABLE    run one table: main (the engine against SQLite) or objects (the object level)
+          --only TABLE    run one table: main (the engine against SQLite), objects (the object level), or
+                          stacks (importing while the main context fetches; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
           --sqlite-cache-mb N
                           SQLite page cache per connection in MiB (default: SQLite's own, 2 MiB)
+          --stack-objects N  objects imported per layout in the stacks table (default 200000)
+          --stack-chunk N    objects per import context and save in the stacks table (default 2000)
         """
 
     /// Parses `arguments` (without the program name).
@@ -53,6 +63,8 @@ struct BenchOptions {
         var explicitRows: Int?
         var explicitLargeRows: Int?
         var explicitObjects: Int?
+        var explicitStackObjects: Int?
+        var explicitStackChunk: Int?
         var iterator = arguments.makeIterator()
         func count(after flag: String) throws -> Int {
             guard let text = iterator.next(), let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else {
@@ -76,6 +88,8 @@ struct BenchOptions {
                 guard let path = iterator.next() else { throw BenchError.usage("--dir needs a path") }
                 options.parentDirectory = path
             case "--sqlite-cache-mb": options.sqliteCacheMiB = try count(after: argument)
+            case "--stack-objects": explicitStackObjects = try count(after: argument)
+            case "--stack-chunk": explicitStackChunk = try count(after: argument)
             case "--help", "-h": throw BenchError.helpRequested
             default: throw BenchError.usage("unknown argument \(argument)")
             }
@@ -88,12 +102,17 @@ struct BenchOptions {
             options.durableTransactions = 20
             options.objects = 1_000
             options.objectQueries = 50
+            options.stackObjects = 2_000
+            options.stackChunk = 200
+            options.stackSeed = 100
             options.repetitions = 1
             options.reopenRepetitions = 1
         }
         if let explicitRows { options.rows = explicitRows }
         if let explicitLargeRows { options.largeRows = explicitLargeRows }
         if let explicitObjects { options.objects = explicitObjects }
+        if let explicitStackObjects { options.stackObjects = explicitStackObjects }
+        if let explicitStackChunk { options.stackChunk = explicitStackChunk }
         return options
     }
 }
@@ -104,6 +123,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case main
     /// Managed objects (`Granary`) against GRDB records.
     case objects
+    /// Ready-made stacks (`GranaryStack`): importing in the background while the main context fetches.
+    case stacks
 }
 
 /// Why the bench stopped before printing its table.
