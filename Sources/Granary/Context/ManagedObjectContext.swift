@@ -205,10 +205,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func fulfillFaults(_ objects: [ManagedObject]) {
         guard parent == nil, let coordinator = persistentStoreCoordinator else { return }
         let faults = objects.filter { $0.faultState && !$0.objectID.isTemporaryID }
-        guard faults.count > 1, let store = faults.first?.objectID.persistentStoreIdentifier,
-            faults.allSatisfy({ $0.objectID.persistentStoreIdentifier == store }),
-            let records = try? coordinator.records(for: faults.map(\.objectID))
-        else { return }
+        // Objects of another store than the first one's come back nil and stay faults.
+        guard faults.count > 1, let records = try? coordinator.records(for: faults.map(\.objectID)) else { return }
         for (object, record) in zip(faults, records) {
             if let record { object.apply(record) }
         }

@@ -128,25 +128,25 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     /// `.integer16` attribute is checked as `Int16`), and a value that cannot be converted is reported
     /// once, as `.invalidValue`, without running the rules.
     public func validate(_ value: Any?) -> [ValidationError] {
-        // Values set through typed setters are already canonical: only the rules are left to check.
-        if let value, let canonical = type.canonicalFastPath(value) {
-            if validationRules.isEmpty { return [] }
-            return validationRules.compactMap { rule in check(rule, canonical).map { failure($0) } }
-        }
-        let stored: Value
-        do {
-            stored = try storageValue(for: value)
-        } catch {
-            return [failure(.invalidValue(error.description))]
-        }
         let canonical: Any?
-        if stored.isNull {
-            if !isOptional { return [failure(.missing)] }
-            canonical = nil
-        } else if case .transformable = type {
-            canonical = value
+        if let value, let fast = type.canonicalFastPath(value) {
+            // Values set through typed setters are already canonical: only the rules are left to check.
+            canonical = fast
         } else {
-            canonical = try? type.swiftValue(from: stored)
+            let stored: Value
+            do {
+                stored = try storageValue(for: value)
+            } catch {
+                return [failure(.invalidValue(error.description))]
+            }
+            if stored.isNull {
+                if !isOptional { return [failure(.missing)] }
+                canonical = nil
+            } else if case .transformable = type {
+                canonical = value
+            } else {
+                canonical = try? type.swiftValue(from: stored)
+            }
         }
         var errors: [ValidationError] = []
         for rule in validationRules {

@@ -255,11 +255,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             {
                 owner.fireFaultIfNeeded()
                 if case .toMany = owner.layout.kinds[ownerIndex] {
-                    owner.mutateIDs(at: ownerIndex) { ids in
-                        guard let k = ids.firstIndex(of: objectID) else { return false }
-                        ids.remove(at: k)
-                        return true
-                    }
+                    owner.removeID(objectID, at: ownerIndex)
                 } else if owner.values[ownerIndex] as? ManagedObjectID == objectID {
                     owner.setRaw(nil, at: ownerIndex)
                 }
@@ -283,11 +279,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         case .toOne:
             if values[i] as? ManagedObjectID == source.objectID { setRaw(nil, at: i) }
         case .toMany:
-            mutateIDs(at: i) { ids in
-                guard let k = ids.firstIndex(of: source.objectID) else { return false }
-                ids.remove(at: k)
-                return true
-            }
+            removeID(source.objectID, at: i)
         case .attribute:
             break
         }
@@ -304,6 +296,15 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             setRaw(ids, at: i)
         } else {
             values[i] = ids
+        }
+    }
+
+    /// Takes one ID out of a to-many relationship, if it is there.
+    func removeID(_ id: ManagedObjectID, at i: Int) {
+        mutateIDs(at: i) { ids in
+            guard let k = ids.firstIndex(of: id) else { return false }
+            ids.remove(at: k)
+            return true
         }
     }
 

@@ -105,11 +105,10 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { uriRepresentation.absoluteString }
 
-    /// Hashes the store and key only: hashing the entity name's characters dominated registry lookups,
-    /// and two IDs that differ only by entity (the same key in two tables) are still told apart by `==`.
+    /// Hashes the key (or temporary number) alone: hashing the entity name's characters, or the store's
+    /// UUID, on every registry lookup cost more than the rare collision they would avoid (the same key
+    /// in two tables or two stores), and `==` still tells such IDs apart.
     public func hash(into hasher: inout Hasher) {
-        // The key alone: IDs of one store differ in it, and hashing the store's UUID on every lookup
-        // costs more than the rare collision between stores (equality still compares everything).
         switch storage {
         case .permanent(_, let key): hasher.combine(key)
         case .temporary(let serial): hasher.combine(~serial)

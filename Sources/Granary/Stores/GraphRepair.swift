@@ -39,10 +39,9 @@ struct GraphRepair {
     private(set) var entries: [RowReference: Entry] = [:]
     /// Rows the save deletes, the context's and the cascaded ones.
     private(set) var deleted: Set<RowReference> = []
-    /// Rows deleted by a cascade the context did not ask for, with their tables.
+    /// Rows deleted by a cascade the context did not ask for, with their entities.
     private(set) var cascaded: [(ref: RowReference, entityName: String)] = []
     private var deletedBefore: [RowReference: (row: Row, table: TableMapping)] = [:]
-    private var tablesByName: [String: TableMapping] = [:]
     /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
     private var memberSets: [ColumnRef: Set<RowReference>] = [:]
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
@@ -71,17 +70,17 @@ struct GraphRepair {
 
     // MARK: Input
 
-    mutating func addInsert(_ row: Row, table: String, ref: RowReference) throws {
-        entries[ref] = Entry(row: row, origin: .inserted, table: try tableMapping(table), before: nil)
+    mutating func addInsert(_ row: Row, ref: RowReference) throws {
+        entries[ref] = Entry(row: row, origin: .inserted, table: try tableMapping(ref.table), before: nil)
     }
 
-    mutating func addUpdate(_ row: Row, before: Row, table: String, ref: RowReference) throws {
-        entries[ref] = Entry(row: row, origin: .updated, table: try tableMapping(table), before: before)
+    mutating func addUpdate(_ row: Row, before: Row, ref: RowReference) throws {
+        entries[ref] = Entry(row: row, origin: .updated, table: try tableMapping(ref.table), before: before)
     }
 
-    mutating func addDelete(before: Row, table: String, ref: RowReference) throws {
+    mutating func addDelete(before: Row, ref: RowReference) throws {
         deleted.insert(ref)
-        deletedBefore[ref] = (before, try tableMapping(table))
+        deletedBefore[ref] = (before, try tableMapping(ref.table))
     }
 
     // MARK: Running
@@ -186,8 +185,10 @@ struct GraphRepair {
     /// Brings a row into the working set; false when it does not exist.
     private mutating func load(_ ref: RowReference) throws -> Bool {
         if entries[ref] != nil { return true }
-        guard let tableName = snapshot.tableName(for: ref.table), let row = try snapshot.row(in: tableName, key: ref.key) else { return false }
-        entries[ref] = Entry(row: row, origin: .repaired, table: try tableMapping(tableName), before: row)
+        guard let table = store.tableMapping(for: ref.table, in: snapshot), let row = try snapshot.row(in: table.name, key: ref.key) else {
+            return false
+        }
+        entries[ref] = Entry(row: row, origin: .repaired, table: table, before: row)
         return true
     }
 
@@ -263,10 +264,10 @@ struct GraphRepair {
 
     // MARK: Model lookups
 
-    private mutating func tableMapping(_ name: String) throws -> TableMapping {
-        if let mapping = tablesByName[name] { return mapping }
-        guard let mapping = store.mapping.table(named: name) else { throw ContextError.unknownEntity(name) }
-        tablesByName[name] = mapping
+    private func tableMapping(_ table: TableID) throws -> TableMapping {
+        guard let mapping = store.tableMapping(for: table, in: snapshot) else {
+            throw ContextError.storage(.corruption(file: "store \(store.identifier)", offset: 0, reason: "a reference names table \(table), which the store does not have"))
+        }
         return mapping
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 
-/// A fetch as the store layer runs it: entity, lowered predicate, sort keys, window.
 struct FetchSchemaKey: Hashable {
     var entity: EntityDescription
     var includesSubentities: Bool
 }
 
+/// A fetch as the store layer runs it: entity, lowered predicate, sort keys, window.
 struct StoreFetch {
     var entity: EntityDescription
     var includesSubentities: Bool
@@ -16,9 +16,9 @@ struct StoreFetch {
 }
 
 extension PersistentStore {
-    /// What the planner and evaluator need to know about an entity's stored fields.
-    /// What the planner needs to know of an entity's table: fixed while the store is open, so built
-    /// once per entity and kept (a fetch of a few objects would otherwise spend much of its time here).
+    /// What the planner and evaluator need to know about an entity's stored fields: fixed while the
+    /// store is open, so built once per entity and kept (a fetch of a few objects would otherwise spend
+    /// much of its time here).
     func fetchSchema(for entity: EntityDescription, includesSubentities: Bool) throws -> FetchSchema {
         let key = FetchSchemaKey(entity: entity, includesSubentities: includesSubentities)
         if let cached = fetchSchemas.withLock({ $0[key] }) { return cached }

@@ -1,6 +1,12 @@
 import Foundation
 
 extension PersistentStore {
+    /// The hierarchy a table of this store holds, from the map built at open (the snapshot's name for
+    /// it otherwise).
+    func tableMapping(for table: TableID, in snapshot: Snapshot) -> TableMapping? {
+        tablesByID[table] ?? snapshot.tableName(for: table).flatMap { mapping.table(named: $0) }
+    }
+
     func entityMapping(_ name: String) throws -> EntityMapping {
         guard let m = mapping.entity(named: name) else { throw ContextError.unknownEntity(name) }
         return m
@@ -9,7 +15,7 @@ extension PersistentStore {
     /// The ID of the row a reference points at, with the row's actual entity (which, in a hierarchy
     /// table, may be a sub-entity of the relationship's destination).
     func objectID(for ref: RowReference, in snapshot: Snapshot) throws -> ManagedObjectID? {
-        guard let table = tablesByID[ref.table] ?? snapshot.tableName(for: ref.table).flatMap({ mapping.table(named: $0) }) else { return nil }
+        guard let table = tableMapping(for: ref.table, in: snapshot) else { return nil }
         let tableName = table.name
         if table.entityNames.count == 1 {
             return ManagedObjectID(entityName: table.entityNames[0], store: identifier, key: ref.key)
@@ -93,20 +99,11 @@ extension PersistentStore {
     /// IDs of another store.
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
         let snapshot = engine.read()
-        var tables: [String: (name: String, mapping: TableMapping)] = [:]
         return try ids.map { id in
-            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else { return nil }
-            let table: (name: String, mapping: TableMapping)
-            if let known = tables[id.entityName] {
-                table = known
-            } else {
-                let name = try entityMapping(id.entityName).tableName
-                guard let mapping = self.mapping.table(named: name) else { return nil }
-                table = (name, mapping)
-                tables[id.entityName] = table
-            }
-            guard let row = try snapshot.row(in: table.name, key: key) else { return nil }
-            return try record(from: row, key: key, table: table.mapping, snapshot: snapshot)
+            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier, let tableID = tableIDs[id.entityName],
+                let table = tableMapping(for: tableID, in: snapshot), let row = try snapshot.row(in: table.name, key: key)
+            else { return nil }
+            return try record(from: row, key: key, table: table, snapshot: snapshot)
         }
     }
 

@@ -184,8 +184,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return try body()
     }
 
-    /// Writes a context's changes. Inserted objects get permanent IDs (returned as a mapping); every
-    /// written object's new row version is returned.
+    /// Writes a context's changes. Inserted objects get permanent IDs (returned as a mapping); rows the
+    /// store wrote differently from the context, or wrote for it, come back as records (see `SaveOutcome`).
     /// - Throws: `ConflictsFound` when optimistic locking fails (nothing is written); `ContextError`
     ///   for constraint violations and store errors.
     func save(_ changes: StoreChanges) throws -> SaveOutcome {
@@ -233,12 +233,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private static func apply(_ changes: StoreChanges, to store: PersistentStore, in tx: WriteTransaction,
                               outcome: inout SaveOutcome) throws {
         let snapshot = tx.snapshot
-        var tableNames: [String: String] = [:]
-        func tableName(_ entity: EntityDescription) throws -> String {
-            if let name = tableNames[entity.name] { return name }
+        // Each entity's table, by name and by ID, looked up once per save.
+        var tables: [String: (name: String, id: TableID)] = [:]
+        func location(_ entity: EntityDescription) throws -> (name: String, id: TableID) {
+            if let known = tables[entity.name] { return known }
             let name = try store.entityMapping(entity.name).tableName
-            tableNames[entity.name] = name
-            return name
+            let found = (name, try store.tableIDs[entity.name] ?? snapshot.tableID(of: name))
+            tables[entity.name] = found
+            return found
         }
         // Optimistic locking: every updated or deleted row must still be at the version the context read.
         var conflicts: [MergeConflict] = []
@@ -246,13 +248,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var before: [ManagedObjectID: Row] = [:]
         func check(_ id: ManagedObjectID, _ entity: EntityDescription, expected: Int64) throws {
             guard let key = id.primaryKey else { return }
-            let table = try tableName(entity)
+            let (table, tableID) = try location(entity)
             let row = try snapshot.row(in: table, key: key)
             var current: Int64?
             if let row, case .int(let v) = row[StorageMapping.versionColumn] { current = v }
             if current != expected {
                 conflicts.append(MergeConflict(objectID: id, expectedVersion: expected, storeVersion: current))
-                if let row, let mapping = store.mapping.table(named: table) {
+                if let row, let mapping = store.tableMapping(for: tableID, in: snapshot) {
                     storeRecords[id] = try store.record(from: row, key: key, table: mapping, snapshot: snapshot)
                 }
             } else if let row {
@@ -271,7 +273,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 outcome.ids[insert.id] = insert.id
                 continue
             }
-            let table = try tableName(insert.entity)
+            let table = try location(insert.entity).name
             let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
             nextKeys[table] = key + 1
             outcome.ids[insert.id] = ManagedObjectID(entityName: insert.entity.name, store: store.identifier, key: key)
@@ -280,29 +282,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
 
         // The rows as the context wrote them.
-        var tableIDs: [String: TableID] = [:]
-        func tableID(_ table: String) throws -> TableID {
-            if let id = tableIDs[table] { return id }
-            let id = try snapshot.tableID(of: table)
-            tableIDs[table] = id
-            return id
-        }
         var inserts: [(ref: RowReference, table: String, row: Row)] = []
         var updates: [(ref: RowReference, table: String, row: Row, before: Row)] = []
         inserts.reserveCapacity(changes.inserts.count)
         updates.reserveCapacity(changes.updates.count)
         var linksChange = !changes.deletes.isEmpty
         for insert in changes.inserts {
-            let table = try tableName(insert.entity)
+            let (table, tableID) = try location(insert.entity)
             let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
-            inserts.append((RowReference(table: try tableID(table), key: ids[insert.id]!.primaryKey!), table, row))
+            inserts.append((RowReference(table: tableID, key: ids[insert.id]!.primaryKey!), table, row))
             if !linksChange && GraphRepair.hasLinks(row) { linksChange = true }
         }
         for update in changes.updates {
-            let table = try tableName(update.entity)
+            let (table, tableID) = try location(update.entity)
             let row = try store.row(entity: update.entity, values: update.values, version: update.expectedVersion + 1, in: snapshot, resolve: resolve)
             let previous = before[update.id]!
-            updates.append((RowReference(table: try tableID(table), key: update.id.primaryKey!), table, row, previous))
+            updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
             if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
         }
         guard linksChange else {
@@ -314,31 +309,31 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
         // Then the links finished against the store's current rows.
         var graph = GraphRepair(store: store, snapshot: snapshot)
-        for p in inserts { try graph.addInsert(p.row, table: p.table, ref: p.ref) }
-        for p in updates { try graph.addUpdate(p.row, before: p.before, table: p.table, ref: p.ref) }
-        for delete in changes.deletes where before[delete.id] != nil {
-            let table = try tableName(delete.entity)
-            try graph.addDelete(before: before[delete.id]!, table: table, ref: RowReference(table: try tableID(table), key: delete.id.primaryKey!))
+        for p in inserts { try graph.addInsert(p.row, ref: p.ref) }
+        for p in updates { try graph.addUpdate(p.row, before: p.before, ref: p.ref) }
+        for delete in changes.deletes {
+            guard let row = before[delete.id] else { continue }
+            try graph.addDelete(before: row, ref: RowReference(table: try location(delete.entity).id, key: delete.id.primaryKey!))
         }
         try graph.run()
 
-        var touched: [(RowReference, String)] = []
+        var touched: [(RowReference, TableMapping)] = []
         for p in inserts {
             guard let entry = graph.entries[p.ref] else { continue }
             try tx.insert(entry.row, into: p.table, key: p.ref.key)
-            if entry.touched { touched.append((p.ref, p.table)) }
+            if entry.touched { touched.append((p.ref, entry.table)) }
         }
         for p in updates {
             guard let entry = graph.entries[p.ref] else { continue }
             try tx.update(entry.row, in: p.table, key: p.ref.key)
-            if entry.touched { touched.append((p.ref, p.table)) }
+            if entry.touched { touched.append((p.ref, entry.table)) }
         }
         for (ref, entry) in graph.entries where entry.origin == .repaired && entry.touched {
             var row = entry.row
             guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
             row[StorageMapping.versionColumn] = .int(version + 1)
             try tx.update(row, in: entry.table.name, key: ref.key)
-            touched.append((ref, entry.table.name))
+            touched.append((ref, entry.table))
         }
         for ref in graph.deleted {
             guard let table = snapshot.tableName(for: ref.table) else { continue }
@@ -351,8 +346,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         if !touched.isEmpty {
             let after = tx.snapshot
             for (ref, table) in touched {
-                guard let row = try after.row(in: table, key: ref.key), let mapping = store.mapping.table(named: table) else { continue }
-                let record = try store.record(from: row, key: ref.key, table: mapping, snapshot: after)
+                guard let row = try after.row(in: table.name, key: ref.key) else { continue }
+                let record = try store.record(from: row, key: ref.key, table: table, snapshot: after)
                 outcome.touched[record.id] = record
             }
         }
