@@ -99,22 +99,18 @@ extension PersistentStore {
     /// IDs of another store.
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
         let snapshot = engine.read()
-        return try ids.map { id in
-            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier, let tableID = tableIDs[id.entityName],
-                let table = tableMapping(for: tableID, in: snapshot), let row = try snapshot.row(in: table.name, key: key)
-            else { return nil }
-            return try record(from: row, key: key, table: table, snapshot: snapshot)
-        }
+        return try ids.map { try record(for: $0, in: snapshot) }
     }
 
     /// The current record of one object, or `nil` when its row is gone.
     func record(for id: ManagedObjectID) throws -> ObjectRecord? {
-        guard let key = id.primaryKey else { return nil }
-        let mapping = try entityMapping(id.entityName)
-        let snapshot = engine.read()
-        guard let table = self.mapping.table(named: mapping.tableName),
-            let row = try snapshot.row(in: mapping.tableName, key: key)
-        else { return nil }
+        try record(for: id, in: engine.read())
+    }
+
+    private func record(for id: ManagedObjectID, in snapshot: Snapshot) throws -> ObjectRecord? {
+        guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else { return nil }
+        let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
+        guard let table = tableMapping(for: tableID, in: snapshot), let row = try snapshot.row(in: table.name, key: key) else { return nil }
         return try record(from: row, key: key, table: table, snapshot: snapshot)
     }
 }
