@@ -235,6 +235,41 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
+    /// Replaces the whole content of the store with what `body` builds, in one atomic step.
+    ///
+    /// Use it for changes that rewrite most rows, such as schema migrations: rows are bulk-loaded
+    /// instead of logged, and a durable store switches by writing one new snapshot and renaming it into
+    /// place. Killed at any moment, the store opens afterwards either as it was or fully rewritten.
+    /// Writers wait until it is done; readers go on with their snapshots of the old content. Change
+    /// observers are not called: a rewrite is not a set of row changes.
+    ///
+    /// If `body` or building the new content throws (a unique index with duplicates, a row that does
+    /// not fit its table), nothing changes.
+    /// - Throws: what `body` throws; `StorageError.uniqueViolation` naming the duplicates;
+    ///   `.readOnly`, `.closed`, `.poisoned`; `.io` if the snapshot cannot be written (the store keeps
+    ///   its old content).
+    public func rewrite(_ body: (StoreRewrite) throws -> Void) throws {
+        storage?.checkpointLock.lock()
+        defer { storage?.checkpointLock.unlock() }
+        try writeLock.withLock {
+            if isClosed { throw StorageError.closed }
+            if options.isReadOnly, case .directory(let url) = location { throw StorageError.readOnly(path: url.path) }
+            try storage?.checkWritable()
+            if let storage {
+                // Commits logged but not yet synced belong to the old content; make them durable first
+                // so that a crash before the switch still finds them.
+                publish(upTo: try storage.waitUntilDurable(head.lsn, force: true))
+            }
+            let rewrite = StoreRewrite(source: Snapshot(state: head))
+            try body(rewrite)
+            var state = try rewrite.makeState()
+            state.lsn = head.lsn + 1
+            try storage?.install(state)
+            head = state
+            publication.withLock { $0.state = state }
+        }
+    }
+
     /// Forces every commit so far to disk, whatever the durability mode.
     /// - Throws: `StorageError.io` (and the engine is poisoned) if the sync fails.
     public func sync() throws {

@@ -123,7 +123,7 @@ final class DurableStorage: @unchecked Sendable {
 
         // Replay every segment that may hold commits after the snapshot.
         var liveSegments: [Segment] = []
-        var lastScan: (segment: Segment, validEnd: Int64)?
+        var lastScan: (segment: Segment, scan: LogScan)?
         for (i, segment) in segments.enumerated() {
             let isLast = i == segments.count - 1
             if !isLast && segments[i + 1].baseLSN <= state.lsn + 1 {
@@ -164,12 +164,23 @@ final class DurableStorage: @unchecked Sendable {
                 }
             }
             liveSegments.append(segment)
-            lastScan = (segment, scan.validEnd)
+            lastScan = (segment, scan)
         }
 
         var writer: LogWriter?
         if !readOnly {
-            if let (segment, validEnd) = lastScan, validEnd >= Int64(LogFormat.fileHeaderSize) {
+            if let (segment, scan) = lastScan, (scan.lastLSN.map { $0 + 1 } ?? scan.baseLSN) != state.lsn + 1,
+               scan.validEnd >= Int64(LogFormat.fileHeaderSize) {
+                // Every record of the newest segment is older than the snapshot (a rewrite died after
+                // its switch): appending there would leave a gap in its LSNs. The snapshot is on disk,
+                // so the segment is redundant.
+                try PosixFile.remove(segment.path)
+                report.removedFiles.append((segment.path as NSString).lastPathComponent)
+                liveSegments.removeAll { $0.path == segment.path }
+                lastScan = nil
+            }
+            if let (segment, scan) = lastScan, scan.validEnd >= Int64(LogFormat.fileHeaderSize) {
+                let validEnd = scan.validEnd
                 writer = try LogWriter.openForAppend(path: segment.path, validEnd: validEnd, nextLSN: state.lsn + 1)
             } else {
                 if let (torn, _) = lastScan {
@@ -349,6 +360,66 @@ final class DurableStorage: @unchecked Sendable {
         for segment in job.coveredSegments { try PosixFile.remove(segment.path) }
         if let previous, previous != path(finalName) { try PosixFile.remove(previous) }
         try PosixFile.syncDirectory(directory)
+    }
+
+    /// Makes `state` the store's content: a snapshot at its LSN, a fresh log segment after it, and
+    /// no files of the old content. Called under the engine's write lock and `checkpointLock`, after
+    /// the old log is synced.
+    ///
+    /// The snapshot's rename is the switch. Before it, recovery finds the old snapshot and log (the
+    /// temporary file is removed); after it, the new snapshot is the newest and every old log record
+    /// has a smaller LSN, so recovery skips them and starts a new segment if the newest one is
+    /// entirely covered.
+    func install(_ state: EngineState) throws {
+        try checkWritable()
+        let finalName = Self.snapshotName(state.lsn)
+        do {
+            let snapshot = try SnapshotWriter.create(temporaryPath: path(finalName + ".tmp"), lsn: state.lsn)
+            do {
+                try SnapshotCodec.write(state, to: snapshot)
+                StorageTestHooks.reach(.rewriteSnapshotWritten)
+                try snapshot.finish(finalPath: path(finalName))
+            } catch {
+                try? snapshot.abandon()
+                throw error
+            }
+        } catch {
+            recordCheckpointFailure(error)
+            throw error
+        }
+        StorageTestHooks.reach(.rewriteSwitched)
+        // From here the new content is the store's; a failure only leaves files recovery cleans up, but
+        // this handle cannot go on appending to the old segment, so it is poisoned.
+        do {
+            let segment = Segment(baseLSN: state.lsn + 1, path: path(Self.segmentName(state.lsn + 1)))
+            let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
+            try PosixFile.syncDirectory(directory)
+            StorageTestHooks.reach(.rewriteSegmentCreated)
+            let old = segments
+            segments = [segment]
+            writer = fresh
+            syncCondition.withLock {
+                syncState.writer = fresh
+                syncState.appendedLSN = state.lsn
+                syncState.syncedLSN = state.lsn
+            }
+            logBytesSinceCheckpoint = 0
+            let previous = checkpointState.withLock { s -> String? in
+                defer {
+                    s.snapshotPath = path(finalName)
+                    s.lastLSN = state.lsn
+                    s.lastDate = Date()
+                    s.lastError = nil
+                }
+                return s.snapshotPath
+            }
+            for segment in old { try PosixFile.remove(segment.path) }
+            if let previous, previous != path(finalName) { try PosixFile.remove(previous) }
+            try PosixFile.syncDirectory(directory)
+        } catch {
+            poison("finishing a rewrite failed after its snapshot was in place: \(error)")
+            throw error
+        }
     }
 
     func claimBackgroundCheckpoint() -> Bool {

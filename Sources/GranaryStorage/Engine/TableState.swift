@@ -85,6 +85,11 @@ struct TableState: Sendable {
 
     /// Checks a row against the schema before anything is changed, so a rejected write changes nothing.
     func validate(_ row: Row) throws {
+        try Self.validate(row, against: schema)
+    }
+
+    static func validate(_ row: Row, against schema: TableSchema) throws {
+        let name = schema.name
         if row.values.count > schema.columns.count {
             throw StorageError.invalidArgument(
                 "row for table '\(name)' has \(row.values.count) values but the table has \(schema.columns.count) columns")
