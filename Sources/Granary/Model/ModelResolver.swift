@@ -8,6 +8,9 @@ import Foundation
 struct ModelResolver {
     let declarations: [EntityDeclaration]
     let configurations: [String: Set<String>]
+    /// Accept transformable types this process has not registered: for models rebuilt from a store's
+    /// record of the model that wrote it, which only need to read the stored bytes.
+    var allowsUnregisteredTransformables = false
 
     private var indexByName: [String: Int] = [:]
     private var superIndex: [Int?] = []
@@ -107,7 +110,8 @@ struct ModelResolver {
 
     private func checkAttribute(_ attribute: AttributeDescription, entity: String) throws(ModelError) -> AttributeDescription {
         let name = attribute.name
-        if case .transformable(let typeName) = attribute.type, !AttributeType.isTransformableTypeRegistered(typeName) {
+        if case .transformable(let typeName) = attribute.type, !allowsUnregisteredTransformables,
+            !AttributeType.isTransformableTypeRegistered(typeName) {
             throw .unregisteredTransformableType(entity: entity, attribute: name, typeName: typeName)
         }
         for rule in attribute.validationRules {

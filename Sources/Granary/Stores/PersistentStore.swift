@@ -14,13 +14,16 @@ public final class PersistentStore: @unchecked Sendable {
         case durable
     }
 
-    /// How the store's engine is opened.
+    /// How the store's engine is opened, and how a store written by another model version is migrated.
     public struct Options: Sendable, Hashable {
         public var durability: Engine.Durability
         public var isReadOnly: Bool
-        public init(durability: Engine.Durability = .full, readOnly: Bool = false) {
+        /// Lightweight migration is on by default, as with Core Data's automatic-migration options.
+        public var migration: MigrationOptions
+        public init(durability: Engine.Durability = .full, readOnly: Bool = false, migration: MigrationOptions = MigrationOptions()) {
             self.durability = durability
             self.isReadOnly = readOnly
+            self.migration = migration
         }
     }
 
@@ -40,6 +43,8 @@ public final class PersistentStore: @unchecked Sendable {
     let decoders: [String: [EntityCodec]]
     /// Fetch schemas built so far (see `fetchSchema(for:includesSubentities:)`).
     let fetchSchemas = Mutex<[FetchSchemaKey: FetchSchema]>([:])
+    /// What adding the store migrated (or recreated), if its model differed.
+    public let migrationReport: MigrationReport?
     /// The same, by entity, for encoding.
     let codecs: [EntityDescription: EntityCodec]
     /// The table of each entity's rows, for encoding references (fixed while the store is open).
@@ -68,6 +73,7 @@ public final class PersistentStore: @unchecked Sendable {
         do {
             engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly))
             share = EngineShare(engine)
+            migrationReport = try Self.migrateIfNeeded(engine, model: model, options: options, name: url?.path ?? "in memory")
             identifier = engine.metadata.storeUUID
             try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
                                    readOnly: options.isReadOnly)
@@ -89,6 +95,7 @@ public final class PersistentStore: @unchecked Sendable {
         (decoders, codecs) = Self.codecs(model: model, mapping: mapping)
         self.engine = other.engine
         self.identifier = other.identifier
+        self.migrationReport = nil
         try other.checkAttached()
         try other.share.retain(describing: other)
         // Every property is set from here, so a failure below runs deinit, which gives the engine back.
@@ -141,6 +148,23 @@ public final class PersistentStore: @unchecked Sendable {
 
     static let modelHashKey = "GranaryModelVersionHash"
 
+    /// Brings a store written by another model to `model` before its tables are checked, as
+    /// `options.migration` says.
+    private static func migrateIfNeeded(_ engine: Engine, model: ManagedObjectModel, options: Options, name: String) throws -> MigrationReport? {
+        let migrator = StoreMigrator(model: model, options: options.migration)
+        do {
+            if !options.migration.shouldMigrateStoreAutomatically {
+                let plan = try migrator.plan(for: engine.metadata, store: name)
+                guard plan.isNeeded else { return nil }
+                throw MigrationError.incompatibleModel(store: name, differences: plan.changes.flatMap { $0.map(\.description) })
+            }
+            return try migrator.migrate(engine, store: name)
+        } catch let error as MigrationError {
+            guard options.migration.destroyAndRecreateOnIncompatibleModel, !options.isReadOnly else { throw error }
+            return try migrator.recreate(engine, reason: error.description)
+        }
+    }
+
     /// Creates missing tables and records the model's version hash. A table whose schema differs from
     /// the model's is a model mismatch: migration (a later layer) handles it; here it is an error.
     private static func prepareTables(_ engine: Engine, schemas: [TableSchema], model: ManagedObjectModel, readOnly: Bool) throws {
@@ -158,6 +182,7 @@ public final class PersistentStore: @unchecked Sendable {
             for schema in missing { try tx.createTable(schema) }
             var metadata = tx.metadata
             metadata.userInfo[modelHashKey] = model.versionHash
+            metadata.userInfo[StoredModel.metadataKey] = StoredModel(model).json
             if let version = model.versionIdentifier { metadata.schemaVersion = version }
             try tx.setMetadata(metadata)
         }

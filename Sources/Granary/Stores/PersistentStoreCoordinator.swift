@@ -98,9 +98,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         do {
             try store.engine.write { tx in
                 var metadata = tx.metadata
-                let hash = metadata.userInfo[PersistentStore.modelHashKey]
+                // The model's entries are the store's own; user entries cannot replace them.
+                let kept = [PersistentStore.modelHashKey, StoredModel.metadataKey].map { ($0, metadata.userInfo[$0]) }
                 metadata.userInfo = userInfo
-                metadata.userInfo[PersistentStore.modelHashKey] = hash
+                for (key, value) in kept { metadata.userInfo[key] = value }
                 try tx.setMetadata(metadata)
             }
         } catch let error as StorageError { throw ContextError.storage(error) }

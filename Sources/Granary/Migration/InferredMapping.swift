@@ -1,0 +1,218 @@
+import Foundation
+
+/// The mapping of one migration step, from one model version to the next: which source entity and
+/// property each destination one comes from, what changed, and which changes inference cannot carry
+/// out.
+///
+/// Matching follows Core Data: a destination element whose renaming identifier names a source element
+/// comes from it; otherwise the source element of the same name. A custom step's entity migrations
+/// take precedence, and waive the attribute problems of the entities they transform (the transform
+/// supplies those values; a missing one is an error at migration time).
+struct InferredMapping: Sendable {
+    let source: ManagedObjectModel
+    let destination: ManagedObjectModel
+    let sourceMapping: StorageMapping
+    let destinationMapping: StorageMapping
+    /// Every difference, inferable or not, in destination declaration order then removals.
+    private(set) var changes: [ModelChange] = []
+    /// Source entity name by destination entity name.
+    private(set) var sourceOf: [String: String] = [:]
+    /// Destination entity name by source entity name; absent for dropped entities.
+    private(set) var destinationOf: [String: String] = [:]
+    let custom: [String: EntityMigration]
+
+    /// Changes that inference cannot carry out.
+    var problems: [ModelChange] { changes.filter { !$0.isInferable } }
+
+    init(from source: ManagedObjectModel, to destination: ManagedObjectModel, step: MigrationStep?) {
+        self.source = source
+        self.destination = destination
+        sourceMapping = StorageMapping(model: source)
+        destinationMapping = StorageMapping(model: destination)
+        custom = step?.entities ?? [:]
+        matchEntities()
+        for entity in destination.entities { compare(entity) }
+        for entity in source.entities where destinationOf[entity.name] == nil {
+            changes.append(ModelChange(entity.name, nil, .entityRemoved))
+        }
+    }
+
+    // MARK: Matching
+
+    private mutating func matchEntities() {
+        var claimed = Set<String>()
+        func claim(_ src: String, _ dst: String) {
+            sourceOf[dst] = src
+            destinationOf[src] = dst
+            claimed.insert(src)
+        }
+        for (name, migration) in custom.sorted(by: { $0.key < $1.key }) {
+            guard source.entity(named: name) != nil else {
+                changes.append(ModelChange(name, nil, .entityRemoved, problem: "the custom step names source entity '\(name)', which the older version does not have"))
+                continue
+            }
+            claimed.insert(name)
+            guard let dst = migration.destinationEntity else { continue }
+            if destination.entity(named: dst) == nil {
+                changes.append(ModelChange(dst, nil, .entityAdded, problem: "the custom step maps \(name) to entity '\(dst)', which the newer version does not have"))
+            } else if sourceOf[dst] != nil {
+                changes.append(ModelChange(dst, nil, .entityAdded, problem: "the custom step maps two source entities to \(dst)"))
+            } else {
+                claim(name, dst)
+            }
+        }
+        for entity in destination.entities where sourceOf[entity.name] == nil {
+            if let old = entity.renamingIdentifier, source.entity(named: old) != nil, !claimed.contains(old) { claim(old, entity.name) }
+        }
+        for entity in destination.entities where sourceOf[entity.name] == nil {
+            if source.entity(named: entity.name) != nil, !claimed.contains(entity.name) { claim(entity.name, entity.name) }
+        }
+    }
+
+    /// The source property a destination property comes from: by renaming identifier, then by name;
+    /// transient properties have no data to carry.
+    func sourceProperty(of property: PropertyDescription, in entity: EntityDescription) -> PropertyDescription? {
+        let candidates = [property.renamingIdentifier, property.name].compactMap { $0 }
+        for name in candidates {
+            if let found = entity.propertiesByName[name], !found.isTransient { return found }
+        }
+        return nil
+    }
+
+    // MARK: Comparing
+
+    private mutating func compare(_ entity: EntityDescription) {
+        let name = entity.name
+        guard let sourceName = sourceOf[name], let old = source.entity(named: sourceName) else {
+            changes.append(ModelChange(name, nil, .entityAdded))
+            return
+        }
+        let isCustom = custom[sourceName]?.transform != nil
+        if sourceName != name { changes.append(ModelChange(name, nil, .entityRenamed(from: sourceName))) }
+
+        let oldRoot = old.rootEntity.name
+        let newRoot = entity.rootEntity.name
+        let oldSuper = old.superentity.map { destinationOf[$0.name] ?? "(removed) \($0.name)" }
+        if sourceOf[newRoot] != oldRoot {
+            changes.append(ModelChange(name, nil, .superentityChanged(from: old.superentity?.name, to: entity.superentity?.name),
+                                       problem: "its objects would move to another entity hierarchy (from \(oldRoot)'s to \(newRoot)'s)"))
+        } else if oldSuper != entity.superentity?.name {
+            changes.append(ModelChange(name, nil, .superentityChanged(from: old.superentity?.name, to: entity.superentity?.name)))
+        }
+        if entity.isAbstract && !old.isAbstract {
+            changes.append(ModelChange(name, nil, .madeAbstract, problem: isCustom ? nil : "its existing objects would have no concrete entity"))
+        } else if !entity.isAbstract && old.isAbstract {
+            changes.append(ModelChange(name, nil, .madeConcrete))
+        }
+
+        for property in entity.declaredProperties where !property.isTransient {
+            compare(property, of: entity, with: old, isCustom: isCustom)
+        }
+        let carried = Set(entity.properties.compactMap { sourceProperty(of: $0, in: old)?.name })
+        for property in old.declaredProperties where !property.isTransient && !carried.contains(property.name) {
+            let kind: ModelChange.Kind = property.attribute != nil ? .attributeRemoved : .relationshipRemoved
+            changes.append(ModelChange(name, property.name, kind))
+        }
+        compareIndexes(of: entity, with: old)
+    }
+
+    private mutating func compare(_ property: PropertyDescription, of entity: EntityDescription, with old: EntityDescription,
+                                  isCustom: Bool) {
+        let name = entity.name
+        guard let previous = sourceProperty(of: property, in: old) else {
+            switch property {
+            case .attribute(let a):
+                let stuck = !a.isOptional && a.defaultValue == nil && !isCustom
+                changes.append(ModelChange(name, a.name, .attributeAdded,
+                                           problem: stuck ? "it is required and has no default value for existing objects" : nil))
+            case .relationship(let r):
+                let stuck = !r.isOptional && !isCustom
+                changes.append(ModelChange(name, r.name, .relationshipAdded,
+                                           problem: stuck ? "it is required and existing objects have no destination for it" : nil))
+            }
+            return
+        }
+        switch (property, previous) {
+        case (.attribute(let a), .attribute(let p)):
+            if p.name != a.name { changes.append(ModelChange(name, a.name, .attributeRenamed(from: p.name))) }
+            if p.type != a.type {
+                let ok = Self.isWidening(from: p.type, to: a.type) || isCustom
+                changes.append(ModelChange(name, a.name, .attributeTypeChanged(from: p.type.description, to: a.type.description),
+                                           problem: ok ? nil : "only widening integers (16 to 32 to 64 bits) and float to double are inferred"))
+            }
+            if p.isOptional && !a.isOptional {
+                let ok = a.defaultValue != nil || isCustom
+                changes.append(ModelChange(name, a.name, .attributeMadeRequired,
+                                           problem: ok ? nil : "it has no default value for objects where it is nil"))
+            } else if !p.isOptional && a.isOptional {
+                changes.append(ModelChange(name, a.name, .attributeMadeOptional))
+            }
+        case (.relationship(let r), .relationship(let p)):
+            if p.name != r.name { changes.append(ModelChange(name, r.name, .relationshipRenamed(from: p.name))) }
+            if sourceOf[r.destinationEntityName] != p.destinationEntityName {
+                changes.append(ModelChange(name, r.name, .relationshipDestinationChanged(from: p.destinationEntityName, to: r.destinationEntityName),
+                                           problem: "its existing destinations are not \(r.destinationEntityName) objects"))
+            }
+            if r.isToMany && !p.isToMany {
+                changes.append(ModelChange(name, r.name, .relationshipBecameToMany))
+            } else if !r.isToMany && p.isToMany {
+                changes.append(ModelChange(name, r.name, .relationshipBecameToOne,
+                                           problem: "objects with several destinations would lose all but one"))
+            } else if r.isToMany && r.isOrdered != p.isOrdered {
+                changes.append(ModelChange(name, r.name, .relationshipOrderingChanged(isOrdered: r.isOrdered)))
+            }
+            if p.isOptional && !r.isOptional {
+                changes.append(ModelChange(name, r.name, .relationshipMadeRequired,
+                                           problem: "existing objects may have no destination for it"))
+            } else if !p.isOptional && r.isOptional {
+                changes.append(ModelChange(name, r.name, .relationshipMadeOptional))
+            }
+        default:
+            changes.append(ModelChange(name, property.name, .propertyKindChanged,
+                                       problem: "an attribute's values cannot become a relationship's or the reverse"))
+        }
+    }
+
+    static func isWidening(from old: AttributeType, to new: AttributeType) -> Bool {
+        let integers: [AttributeType] = [.integer16, .integer32, .integer64]
+        if let a = integers.firstIndex(of: old), let b = integers.firstIndex(of: new) { return a < b }
+        return old == .float && new == .double
+    }
+
+    /// Indexes and constraints compared by what they cover, with source property names translated to
+    /// destination names, so a renamed attribute's index is not reported as replaced.
+    private mutating func compareIndexes(of entity: EntityDescription, with old: EntityDescription) {
+        var rename: [String: String] = [:]
+        for property in entity.properties {
+            if let previous = sourceProperty(of: property, in: old) { rename[previous.name] = property.name }
+        }
+        func translate(_ names: [String]) -> [String] { names.map { rename[$0] ?? "(removed) \($0)" } }
+        func indexes(_ e: EntityDescription, _ map: ([String]) -> [String]) -> [String: [String]] {
+            var result: [String: [String]] = [:]
+            for index in e.indexes {
+                result[index.name] = map(index.elements.map(\.propertyName)).enumerated().map {
+                    $1 + (index.elements[$0].isAscending ? "" : " desc")
+                }
+            }
+            for attribute in e.declaredProperties.compactMap(\.attribute) where attribute.isIndexed {
+                result["\(attribute.name) (indexed attribute)"] = map([attribute.name])
+            }
+            return result
+        }
+        let before = indexes(old, translate)
+        let after = indexes(entity) { $0 }
+        for (name, elements) in after.sorted(by: { $0.key < $1.key }) where !before.values.contains(elements) {
+            changes.append(ModelChange(entity.name, nil, .indexAdded(name)))
+        }
+        for (name, elements) in before.sorted(by: { $0.key < $1.key }) where !after.values.contains(elements) {
+            changes.append(ModelChange(entity.name, nil, .indexRemoved(name)))
+        }
+        let oldConstraints = old.uniquenessConstraints.map(translate)
+        for constraint in entity.uniquenessConstraints where !oldConstraints.contains(constraint) {
+            changes.append(ModelChange(entity.name, nil, .uniquenessConstraintAdded(constraint)))
+        }
+        for constraint in oldConstraints where !entity.uniquenessConstraints.contains(constraint) {
+            changes.append(ModelChange(entity.name, nil, .uniquenessConstraintRemoved(constraint)))
+        }
+    }
+}
