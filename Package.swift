@@ -33,8 +33,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // A child process for the crash tests: commits and reports acknowledgements until killed.
-        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage"]),
+        // Child processes for the crash tests: commits and reports acknowledgements, or migrates, until
+        // killed.
+        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage", "Granary"]),
         .testTarget(
             name: "GranaryStorageTests",
             dependencies: [
@@ -48,6 +49,7 @@ let package = Package(
             name: "GranaryTests",
             dependencies: [
                 "Granary",
+                "granary-crashtest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
