@@ -39,14 +39,16 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration] [--quick] [--markdown]
                              [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
 
           --rows N        rows in the main table (default 100000)
-          --large-rows N  rows in the store measured for reopen time and size (default 1000000)
+          --large-rows N  rows in the store measured for reopen time and size, and objects in the
+                          migration table's store (default 1000000)
           --objects N     employees in the object-level table (default 100000)
           --only TABLE    run one table: main (the engine against SQLite), objects (the object level), or
-                          stacks (importing while the main context fetches; only run when asked for)
+                          stacks (importing while the main context fetches; only run when asked for), or
+                          migration (a large store across one model change; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
@@ -125,6 +127,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case objects
     /// Ready-made stacks (`GranaryStack`): importing in the background while the main context fetches.
     case stacks
+    /// Schema migration of a large store (`--large-rows` objects) across one lightweight change.
+    case migration
 }
 
 /// Why the bench stopped before printing its table.

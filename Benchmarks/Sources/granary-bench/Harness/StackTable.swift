@@ -22,26 +22,6 @@ struct StackTable {
     }
 
     func render(markdown: Bool) -> String {
-        let body = rows()
-        var out = "\(heading)\n\n"
-        if markdown {
-            out += "| " + Self.header.joined(separator: " | ") + " |\n"
-            out += "|" + Self.header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined() + "\n"
-            for line in body { out += "| " + line.joined(separator: " | ") + " |\n" }
-            if !footnotes.isEmpty { out += "\n" + footnotes.map { "- \($0)\n" }.joined() }
-        } else {
-            let widths = Self.header.indices.map { column in ([Self.header] + body).map { $0[column].count }.max() ?? 0 }
-            func line(_ fields: [String]) -> String {
-                fields.enumerated().map { column, field in
-                    let padding = String(repeating: " ", count: widths[column] - field.count)
-                    return column == 0 ? field + padding : padding + field
-                }.joined(separator: "  ")
-            }
-            out += line(Self.header) + "\n"
-            out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
-            for fields in body { out += line(fields) + "\n" }
-            if !footnotes.isEmpty { out += "\n" + footnotes.map { "* \($0)\n" }.joined() }
-        }
-        return out
+        PlainTable(heading: heading, header: Self.header, rows: rows(), footnotes: footnotes).render(markdown: markdown)
     }
 }
