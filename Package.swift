@@ -49,7 +49,9 @@ let package = Package(
             dependencies: [
                 "Granary",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            // Xcode model files, copied as they are: Linux has no model compiler, and the loader reads sources.
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "GranaryStackTests",
