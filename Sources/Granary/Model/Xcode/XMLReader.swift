@@ -127,8 +127,11 @@ struct XMLReader {
 
     // MARK: Elements
 
-    /// The element that starts here and everything inside it, read with an explicit stack so that deep
-    /// nesting cannot exhaust the call stack.
+    /// How deep elements may nest. Xcode's files nest five levels; a limit keeps a hostile file from
+    /// building a tree so deep that releasing it (which recurses) exhausts the stack.
+    static let maximumDepth = 256
+
+    /// The element that starts here and everything inside it, read with an explicit stack.
     private mutating func elementTree() throws(SyntaxError) -> Element {
         var open: [Element] = []
         while true {
@@ -165,6 +168,9 @@ struct XMLReader {
                 } else if hasPrefix("<!") {
                     throw error("unexpected markup declaration inside an element")
                 } else {
+                    if open.count >= Self.maximumDepth {
+                        throw error("elements nest deeper than \(Self.maximumDepth) levels")
+                    }
                     let (element, isEmpty) = try startTag()
                     if isEmpty {
                         if open.isEmpty { return element }
