@@ -94,6 +94,7 @@ import Testing
         let bundle = try XcodeModelBundle(contentsOf: writeBundle(versions: ["Only"], current: nil))
         #expect(bundle.versionNames == ["Only"] && bundle.currentVersionName == "Only")
         // A bare package counts as a bundle of one.
+        XcodeFixtures.registerLibraryTransformables()
         let package = try XcodeModelBundle(contentsOf: XcodeFixtures.url("Library.xcdatamodel"), classes: [:])
         #expect(package.versionNames == ["Library"] && package.currentVersionIndex == 0)
     }

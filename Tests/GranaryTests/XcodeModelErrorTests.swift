@@ -240,7 +240,7 @@ import Testing
 
     @Test func aContentsFileLoadsAsItsPackage() throws {
         let contents = try XcodeFixtures.url("Library.xcdatamodel/contents")
-        _ = AttributeType.transformable([String].self, name: "[String]")
+        XcodeFixtures.registerLibraryTransformables()
         let model = try ManagedObjectModel(contentsOf: contents)
         #expect(model.versionIdentifier == "Library" && model.entities.count == 6)
     }

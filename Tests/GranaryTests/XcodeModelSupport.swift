@@ -28,9 +28,15 @@ enum XcodeFixtures {
         return fixtures.appendingPathComponent(name)
     }
 
+    /// Registers the codec the Library model's transformable attribute names: every test that loads the
+    /// model calls it, since tests run in any order.
+    static func registerLibraryTransformables() {
+        _ = AttributeType.transformable([String].self, name: "[String]")
+    }
+
     /// The Library model, with its transformable type registered and its classes bound.
     static func library() throws -> ManagedObjectModel {
-        _ = AttributeType.transformable([String].self, name: "[String]")
+        registerLibraryTransformables()
         return try ManagedObjectModel(
             contentsOf: url("Library.xcdatamodel"), classes: ["Author": LibraryAuthor.self, "Book": LibraryBook.self])
     }

@@ -169,6 +169,7 @@ import Testing
         #expect(model.entity(named: "Author")?.objectType == LibraryAuthor.self)
         #expect(model.entity(for: LibraryBook.self)?.name == "Book")
         #expect(model.entity(named: "Loan")?.objectType == nil)
+        XcodeFixtures.registerLibraryTransformables()
         let qualified = try ManagedObjectModel(
             contentsOf: XcodeFixtures.url("Library.xcdatamodel"), classes: ["MyApp.Author": LibraryAuthor.self])
         #expect(qualified.entity(named: "Author")?.objectType == LibraryAuthor.self)

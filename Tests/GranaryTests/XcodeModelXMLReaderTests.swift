@@ -95,10 +95,10 @@ import Testing
 
     @Test func invalidUTF8IsRejected() {
         do {
-            _ = try XMLReader.parse([0x3C, 0x61, 0xFF, 0x2F, 0x3E])
+            _ = try XMLReader.parse(Array("<a>\n<b v=\"é\"/>\n<c v=\"".utf8) + [0xC3, 0x28] + Array("\"/></a>".utf8))
             Issue.record("invalid UTF-8 was read")
         } catch {
-            #expect(error.reason.contains("UTF-8"))
+            #expect(error.reason.contains("UTF-8") && error.line == 3 && error.column == 7)
         }
     }
 

@@ -64,8 +64,11 @@ struct XMLReader {
     // MARK: Document
 
     private mutating func document() throws(SyntaxError) -> Element {
-        if String(validating: bytes, as: UTF8.self) == nil {
-            throw SyntaxError(line: 1, column: 1, reason: "the file is not valid UTF-8 text")
+        if let offset = Self.firstInvalidUTF8(in: bytes) {
+            let before = bytes[..<offset]
+            let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+            let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            throw SyntaxError(line: line, column: offset - lineStart + 1, reason: "the file is not valid UTF-8 text")
         }
         if hasPrefix([0xEF, 0xBB, 0xBF]) { index = 3 }
         if hasPrefix("<?xml") && isSpace(at: index + 5) {
@@ -359,6 +362,20 @@ struct XMLReader {
     }
 
     // MARK: Names and characters
+
+    /// The offset of the first byte that is not part of a valid UTF-8 sequence, or nil when all are.
+    private static func firstInvalidUTF8(in bytes: [UInt8]) -> Int? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded): offset += encoded.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
 
     private mutating func xmlName() throws(SyntaxError) -> String {
         let start = index
