@@ -51,7 +51,9 @@ let package = Package(
                 "Granary",
                 "granary-crashtest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            // Xcode model files, copied as they are: Linux has no model compiler, and the loader reads sources.
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "GranaryStackTests",

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Reads one `<attribute>` element of a model file: its Xcode type name, flags, default value and the
+/// minimum, maximum and pattern Xcode's inspector offers, as an `AttributeDescription`.
+///
+/// Xcode stores every value as text: defaults in `defaultValueString` (dates in `defaultDateTimeInterval`,
+/// seconds since 2001-01-01 UTC), bounds in `minValueString`/`maxValueString` (lengths for strings and
+/// binary data, values for numbers; dates in `minDateTimeInterval`/`maxDateTimeInterval`). Each is parsed
+/// into the attribute type's own Swift value here, so a value that does not parse is reported with the
+/// element's line rather than later without one.
+struct XcodeAttributeDecoder {
+    /// Attributes of `<attribute>` that are read, or that only concern code generation, Spotlight,
+    /// CloudKit, persistent history or how Core Data's SQLite store lays out data, and are ignored.
+    static let knownAttributes: Set<String> = [
+        "name", "attributeType", "optional", "transient", "indexed", "defaultValueString", "defaultDateTimeInterval",
+        "minValueString", "maxValueString", "minDateTimeInterval", "maxDateTimeInterval", "regularExpressionString",
+        "renamingIdentifier", "customClassName", "valueTransformerName", "derived", "derivationExpression",
+        // Ignored: none of these changes what is stored or how it validates in Granary.
+        "usesScalarValueType", "syncable", "elementID", "versionHashModifier", "allowsExternalBinaryDataStorage",
+        "preserveAfterDeletion", "spotlightIndexingEnabled", "storedInTruthFile", "allowsCloudEncryption",
+    ]
+
+    /// Xcode's names of attribute types, as its model editor writes them in `attributeType`.
+    private static let types: [String: AttributeType] = [
+        "Integer 16": .integer16, "Integer 32": .integer32, "Integer 64": .integer64, "Decimal": .decimal,
+        "Double": .double, "Float": .float, "String": .string, "Boolean": .boolean, "Date": .date,
+        "Binary": .binaryData, "UUID": .uuid, "URI": .uri,
+    ]
+
+    /// Foundation's transformers, which archive any class: their names do not identify a value type.
+    private static let archivingTransformers: Set<String> = [
+        "NSSecureUnarchiveFromData", "NSSecureUnarchiveFromDataTransformer", "NSKeyedUnarchiveFromData",
+        "NSUnarchiveFromData",
+    ]
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    let element: XcodeModelElement
+
+    /// The attribute the element declares.
+    /// - Throws: `XcodeModelError.unknownAttribute`, `.missingAttribute` (`name`, `attributeType`, the
+    ///   type name of a transformable), `.invalidValue` (an unknown type, a flag that is not YES/NO, a
+    ///   default or bound that does not parse as the attribute's type, bounds on a type that has none),
+    ///   `.unsupported` (derived attributes and types Granary lacks).
+    func decode() throws(XcodeModelError) -> AttributeDescription {
+        try element.checkAttributes(Self.knownAttributes)
+        let name = try element.required("name")
+        if try element.flag("derived") || element.string("derivationExpression") != nil {
+            throw .unsupported(
+                element.location, feature: "derived attribute",
+                reason: "Granary computes no attribute values; declare it as a stored attribute and set it in code")
+        }
+        let type = try attributeType()
+        var rules = try bounds(for: type)
+        if let pattern = element.string("regularExpressionString"), !pattern.isEmpty {
+            rules.append(.regex(pattern))
+        }
+        return AttributeDescription(
+            name: name, type: type, isOptional: try element.flag("optional"), defaultValue: try defaultValue(for: type),
+            isTransient: try element.flag("transient"), isIndexed: try element.flag("indexed"), validationRules: rules,
+            renamingIdentifier: element.nonEmpty("renamingIdentifier"))
+    }
+
+    // MARK: Type
+
+    private func attributeType() throws(XcodeModelError) -> AttributeType {
+        let name = try element.required("attributeType")
+        if let type = Self.types[name] { return type }
+        switch name {
+        case "Transformable":
+            // The value's type, as Xcode's "Custom Class" field names it (a leading "." means the current
+            // module). An app's own transformer name stands in when no class is given, so a codec can be
+            // registered under it; Foundation's archiving transformers say nothing about the type.
+            if let className = element.nonEmpty("customClassName") {
+                return .transformable(valueTypeName: className.hasPrefix(".") ? String(className.dropFirst()) : className)
+            }
+            if let transformer = element.nonEmpty("valueTransformerName"), !Self.archivingTransformers.contains(transformer) {
+                return .transformable(valueTypeName: transformer)
+            }
+            throw .missingAttribute(element.location, attribute: "customClassName")
+        case "Undefined", "Object ID", "Composite":
+            throw .unsupported(
+                element.location, feature: "attribute type \(name)",
+                reason: "Granary's attribute types are integers, Double, Float, Decimal, Boolean, String, Date, Binary, "
+                    + "UUID, URI and Transformable")
+        default:
+            throw element.invalid("attributeType", "not an attribute type Xcode writes")
+        }
+    }
+
+    // MARK: Default value
+
+    private func defaultValue(for type: AttributeType) throws(XcodeModelError) -> (any Sendable)? {
+        if type == .date {
+            if element.string("defaultDateTimeInterval") != nil {
+                return try date("defaultDateTimeInterval")
+            }
+            // Old files wrote a date default as text; "now" and other words never had an effect in Core Data.
+            if let text = element.string("defaultValueString"), Double(text) != nil {
+                return try date("defaultValueString")
+            }
+            return nil
+        }
+        guard let text = element.string("defaultValueString") else { return nil }
+        // Xcode writes an empty default for a cleared field; only a string can default to "".
+        if text.isEmpty && type != .string { return nil }
+        func invalid(_ reason: String) -> XcodeModelError { element.invalid("defaultValueString", reason) }
+        switch type {
+        case .integer16:
+            guard let value = Int16(text) else { throw invalid("not a 16-bit integer") }
+            return value
+        case .integer32:
+            guard let value = Int32(text) else { throw invalid("not a 32-bit integer") }
+            return value
+        case .integer64:
+            guard let value = Int64(text) else { throw invalid("not a 64-bit integer") }
+            return value
+        case .double:
+            guard let value = Double(text) else { throw invalid("not a number") }
+            return value
+        case .float:
+            guard let value = Float(text) else { throw invalid("not a number") }
+            return value
+        case .decimal:
+            guard let value = decimal(text) else { throw invalid("not a decimal number") }
+            return value
+        case .boolean:
+            switch text {
+            case "YES", "true", "1": return true
+            case "NO", "false", "0": return false
+            default: throw invalid("expected YES or NO")
+            }
+        case .string:
+            return text
+        case .uuid:
+            guard let value = UUID(uuidString: text) else { throw invalid("not a UUID") }
+            return value
+        case .uri:
+            guard let value = URL(string: text) else { throw invalid("not a URI") }
+            return value
+        case .date, .binaryData, .transformable:
+            throw invalid("a \(type) attribute takes no default value")
+        }
+    }
+
+    // MARK: Bounds
+
+    /// The validation rules for Xcode's minimum and maximum: a length for strings and binary data, a range
+    /// for numbers and dates.
+    private func bounds(for type: AttributeType) throws(XcodeModelError) -> [ValidationRule] {
+        if type == .date {
+            let min = try dateBound("minDateTimeInterval", orText: "minValueString")
+            let max = try dateBound("maxDateTimeInterval", orText: "maxValueString")
+            return min == nil && max == nil ? [] : [.range(min: min.map(ValidationBound.date), max: max.map(ValidationBound.date))]
+        }
+        let minText = element.nonEmpty("minValueString")
+        let maxText = element.nonEmpty("maxValueString")
+        if minText == nil && maxText == nil { return [] }
+        switch type {
+        case .string, .binaryData:
+            return [.length(min: try element.count("minValueString"), max: try element.count("maxValueString"))]
+        case .integer16, .integer32, .integer64, .double, .float, .decimal:
+            return [.range(min: try numericBound("minValueString", type), max: try numericBound("maxValueString", type))]
+        default:
+            let attribute = minText != nil ? "minValueString" : "maxValueString"
+            throw element.invalid(attribute, "a \(type) attribute has no minimum or maximum")
+        }
+    }
+
+    private func numericBound(_ attribute: String, _ type: AttributeType) throws(XcodeModelError) -> ValidationBound? {
+        guard let text = element.nonEmpty(attribute) else { return nil }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard let value = Int64(text) else { throw element.invalid(attribute, "not an integer") }
+            return .integer(value)
+        case .decimal:
+            guard let value = decimal(text) else { throw element.invalid(attribute, "not a decimal number") }
+            return .decimal(value)
+        default:
+            guard let value = Double(text) else { throw element.invalid(attribute, "not a number") }
+            return .double(value)
+        }
+    }
+
+    private func dateBound(_ attribute: String, orText fallback: String) throws(XcodeModelError) -> Date? {
+        if element.string(attribute) != nil { return try date(attribute) }
+        guard element.nonEmpty(fallback) != nil else { return nil }
+        return try date(fallback)
+    }
+
+    private func date(_ attribute: String) throws(XcodeModelError) -> Date {
+        guard let text = element.string(attribute), let seconds = Double(text), seconds.isFinite else {
+            throw element.invalid(attribute, "expected seconds since 2001-01-01 00:00:00 UTC")
+        }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    /// A decimal number written the plain way (`-12.50`, `1e3`); `Decimal(string:)` alone would accept a
+    /// number followed by anything.
+    private func decimal(_ text: String) -> Decimal? {
+        guard text.wholeMatch(of: /[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/) != nil else { return nil }
+        return Decimal(string: text, locale: Self.posix)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Every version of a versioned Xcode model (an `.xcdatamodeld` bundle), oldest first, and which one is
+/// current.
+///
+/// Use it where all versions matter, as migrating a store step by step through them does; to use only
+/// the current version, `ManagedObjectModel(contentsOf:classes:)` is enough. Versions are ordered by name
+/// as Xcode numbers them ("Model", "Model 2", …, "Model 10"), comparing runs of digits as numbers; each
+/// model's `versionIdentifier` is its version name. The current version is the one `.xccurrentversion`
+/// names, usually but not necessarily the last.
+public struct XcodeModelBundle: Sendable {
+    /// The bundle directory (or the package, for a model that has a single, unversioned package).
+    public let url: URL
+    /// The version names, oldest first: "Model", "Model 2", …
+    public let versionNames: [String]
+    /// The models, in the order of `versionNames`.
+    public let versions: [ManagedObjectModel]
+    /// The position of the current version in `versions`.
+    public let currentVersionIndex: Int
+
+    /// The name of the version new stores use, as `.xccurrentversion` gives it, without extension.
+    public var currentVersionName: String { versionNames[currentVersionIndex] }
+
+    /// The model new stores use.
+    public var currentVersion: ManagedObjectModel { versions[currentVersionIndex] }
+
+    /// The versions from the oldest through the current one: the path a store of any older version takes
+    /// to the current version.
+    public var versionsThroughCurrent: [ManagedObjectModel] { Array(versions[...currentVersionIndex]) }
+
+    /// Loads every version of an `.xcdatamodeld` bundle (or the single version of an `.xcdatamodel`
+    /// package).
+    ///
+    /// Use it to get the ordered list of model versions a migration walks through.
+    /// - Parameters:
+    ///   - url: The `.xcdatamodeld` directory, or an `.xcdatamodel` package.
+    ///   - classes: Managed object classes by the class name the file's entities give in
+    ///     `representedClassName`; see `ManagedObjectModel(contentsOf:classes:)`. A key must bind an
+    ///     entity in at least one version.
+    /// - Throws: `XcodeModelError.noCurrentVersion` when the bundle holds no versions, holds several and no
+    ///   `.xccurrentversion`, or names a current version it does not hold; `.unknownClass` for a key of
+    ///   `classes` no entity of any version represents; and every error of
+    ///   `ManagedObjectModel(contentsOf:classes:)` for each version, in order.
+    public init(contentsOf url: URL, classes: [String: ManagedObject.Type] = [:]) throws(XcodeModelError) {
+        let binding = XcodeClassBinding(classes)
+        let packages: [XcodeModelPackage]
+        let current: Int
+        switch try XcodeModelPackage.source(of: url) {
+        case .package(let package):
+            (packages, current) = ([package], 0)
+        case .bundle(let bundle):
+            (packages, current) = try Self.versions(of: bundle)
+        }
+        var decoded: [XcodeModelDecoder.Result] = []
+        var bound: Set<String> = []
+        for package in packages {
+            let result = try package.decode(classes: binding)
+            bound.formUnion(result.boundClassKeys)
+            decoded.append(result)
+        }
+        if let unbound = binding.keys.subtracting(bound).sorted().first {
+            throw .unknownClass(XcodeModelError.Location(path: url.path), className: unbound)
+        }
+        var models: [ManagedObjectModel] = []
+        for (package, result) in zip(packages, decoded) {
+            models.append(try ManagedObjectModel(decoded: result, versionIdentifier: package.name))
+        }
+        self.url = url
+        self.versionNames = packages.map(\.name)
+        self.versions = models
+        self.currentVersionIndex = current
+    }
+
+    /// The version with this name ("Model 2"), if the bundle holds one.
+    public func version(named name: String) -> ManagedObjectModel? {
+        versionNames.firstIndex(of: name).map { versions[$0] }
+    }
+
+    // MARK: Listing versions
+
+    private static let currentVersionFile = ".xccurrentversion"
+    private static let currentVersionKey = "_XCCurrentVersionName"
+
+    /// The version packages of a bundle, oldest first, and the position of the current one.
+    /// - Throws: `XcodeModelError.unreadable` when the directory cannot be listed, `.noCurrentVersion`
+    ///   when it has no versions or the current one cannot be told.
+    static func versions(of bundle: URL) throws(XcodeModelError) -> (packages: [XcodeModelPackage], current: Int) {
+        let location = XcodeModelError.Location(path: bundle.path)
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+        } catch {
+            throw .unreadable(location, reason: error.localizedDescription)
+        }
+        let packages = entries.filter { $0.hasSuffix(".xcdatamodel") }
+            .map { XcodeModelPackage(url: bundle.appendingPathComponent($0, isDirectory: true)) }
+            .sorted { naturalOrder($0.name, $1.name) }
+        let names = packages.map(\.name)
+        guard !packages.isEmpty else { throw .noCurrentVersion(location, reason: "the bundle holds no .xcdatamodel version") }
+
+        let marker = bundle.appendingPathComponent(currentVersionFile)
+        guard FileManager.default.fileExists(atPath: marker.path) else {
+            if packages.count == 1 { return (packages, 0) }
+            throw .noCurrentVersion(
+                location,
+                reason: "it holds \(packages.count) versions (\(names.joined(separator: ", "))) and no "
+                    + "\(currentVersionFile) file to say which is current")
+        }
+        guard let data = try? Data(contentsOf: marker),
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+            let currentName = plist[currentVersionKey] as? String
+        else {
+            throw .noCurrentVersion(
+                XcodeModelError.Location(path: marker.path),
+                reason: "expected a property list with a string under \(currentVersionKey)")
+        }
+        let name = currentName.hasSuffix(".xcdatamodel") ? String(currentName.dropLast(".xcdatamodel".count)) : currentName
+        guard let current = names.firstIndex(of: name) else {
+            throw .noCurrentVersion(
+                XcodeModelError.Location(path: marker.path),
+                reason: "it names \(currentName), which the bundle does not hold; it holds \(names.joined(separator: ", "))")
+        }
+        return (packages, current)
+    }
+
+    /// Whether `a` comes before `b` when runs of digits compare as numbers, so that "Model 2" comes before
+    /// "Model 10" and "Model" (Xcode's first version has no number) before both.
+    static func naturalOrder(_ a: String, _ b: String) -> Bool {
+        let left = runs(a)
+        let right = runs(b)
+        for (x, y) in zip(left, right) where x != y {
+            if let m = x.number, let n = y.number {
+                // Compared by length, then digits, so that long runs cannot overflow an integer.
+                if m.count != n.count { return m.count < n.count }
+                if m != n { return m < n }
+                // Equal numbers written with different leading zeros: fall through to the text.
+            }
+            return x.text < y.text
+        }
+        return left.count != right.count ? left.count < right.count : a < b
+    }
+
+    /// A run of digits (with its value's significant digits in `number`) or a run of anything else.
+    private struct Run: Equatable {
+        let text: String
+        let number: String?
+    }
+
+    /// A name split into runs of digits and runs of anything else.
+    private static func runs(_ name: String) -> [Run] {
+        var result: [Run] = []
+        var current = ""
+        var isDigits = false
+        func flush() {
+            guard !current.isEmpty else { return }
+            let significant = current.drop { $0 == "0" }
+            result.append(Run(text: current, number: isDigits ? (significant.isEmpty ? "0" : String(significant)) : nil))
+            current = ""
+        }
+        for character in name {
+            let digit = character.isASCII && character.isNumber
+            if digit != isDigits { flush() }
+            current.append(character)
+            isDigits = digit
+        }
+        flush()
+        return result
+    }
+}

@@ -1,0 +1,265 @@
+/// Turns the element tree of an Xcode `contents` file into the entity descriptions and configurations a
+/// `ManagedObjectModel` is built from, remembering where each declaration was for error messages.
+///
+/// What is read: entities (name, class, parent, abstract, renaming identifier), attributes (see
+/// `XcodeAttributeDecoder`), relationships, uniqueness constraints, fetch indexes and the older compound
+/// indexes, configurations. What is skipped on purpose: the diagram layout (`<elements>`), `<userInfo>`
+/// dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's `FetchRequest` is
+/// built in code), and attributes that only concern code generation, Spotlight, CloudKit or Core Data's
+/// SQLite layout. Everything else, known or not, is an error, so nothing in the file is lost silently.
+struct XcodeModelDecoder {
+    /// What a file declares, ready for `ManagedObjectModel(entities:configurations:versionIdentifier:)`.
+    struct Result {
+        var entities: [EntityDescription] = []
+        var configurations: [String: Set<String>] = [:]
+        /// The keys of `classes` that bound an entity.
+        var boundClassKeys: Set<String> = []
+        var sourceMap: XcodeSourceMap
+    }
+
+    private static let modelType = "com.apple.IDECoreDataModeler.DataModel"
+    private static let modelAttributes: Set<String> = [
+        "type", "documentVersion", "lastSavedToolsVersion", "systemVersion", "minimumToolsVersion", "sourceLanguage",
+        "userDefinedModelVersionIdentifier", "iOSVersion", "macOSVersion", "usedWithCloudKit", "usedWithSwiftData",
+    ]
+    private static let entityAttributes: Set<String> = [
+        "name", "representedClassName", "parentEntity", "isAbstract", "renamingIdentifier",
+        // Ignored: code generation, CloudKit and version-hash details with no effect on a Granary store.
+        "syncable", "codeGenerationType", "elementID", "versionHashModifier",
+    ]
+    private static let relationshipAttributes: Set<String> = [
+        "name", "destinationEntity", "inverseName", "inverseEntity", "optional", "toMany", "ordered", "minCount",
+        "maxCount", "deletionRule", "renamingIdentifier", "transient",
+        // Ignored, as for attributes.
+        "syncable", "elementID", "versionHashModifier", "spotlightIndexingEnabled", "storedInTruthFile",
+    ]
+    private static let deleteRules: [String: DeleteRule] = [
+        "Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction,
+    ]
+
+    /// The file the tree was read from, for error locations.
+    let path: String
+    let classes: XcodeClassBinding
+
+    /// Everything the file declares.
+    /// - Throws: `XcodeModelError` for the first element or attribute that is unknown, unsupported, missing
+    ///   or invalid, in document order.
+    func decode(_ root: XMLReader.Element) throws(XcodeModelError) -> Result {
+        let model = XcodeModelElement(element: root, path: path)
+        guard model.tag == "model" else {
+            throw .notAModel(model.location, reason: "the root element is <\(model.tag)>, where Xcode writes <model>")
+        }
+        try model.checkAttributes(Self.modelAttributes)
+        if let type = model.string("type"), type != Self.modelType {
+            throw model.invalid("type", "expected \(Self.modelType)")
+        }
+        var result = Result(sourceMap: XcodeSourceMap(path: path))
+        for child in model.children {
+            switch child.tag {
+            case "entity":
+                result.entities.append(try entity(child, into: &result))
+            case "configuration":
+                try configuration(child, into: &result)
+            case "fetchRequest", "elements":
+                continue
+            case "composite":
+                throw .unsupported(
+                    child.location, feature: "composite attribute",
+                    reason: "declare its fields as attributes of the entities that use it")
+            default:
+                throw .unknownElement(child.location, parent: model.tag)
+            }
+        }
+        return result
+    }
+
+    // MARK: Entities
+
+    private func entity(_ element: XcodeModelElement, into result: inout Result) throws(XcodeModelError) -> EntityDescription {
+        try element.checkAttributes(Self.entityAttributes)
+        let name = try element.required("name")
+        result.sourceMap.recordEntity(name, at: element.location)
+        var objectType: ManagedObject.Type?
+        if let className = element.nonEmpty("representedClassName"), let bound = classes.lookup(className) {
+            objectType = bound.type
+            result.boundClassKeys.insert(bound.key)
+        }
+        var properties: [PropertyDescription] = []
+        var constraints: [[String]] = []
+        var indexes: [FetchIndexDescription] = []
+        for child in element.children {
+            switch child.tag {
+            case "attribute":
+                try checkPropertyChildren(child)
+                let attribute = try XcodeAttributeDecoder(element: child).decode()
+                result.sourceMap.recordProperty(attribute.name, of: name, at: child.location)
+                properties.append(.attribute(attribute))
+            case "relationship":
+                let relationship = try relationship(child, entity: name)
+                result.sourceMap.recordProperty(relationship.name, of: name, at: child.location)
+                properties.append(.relationship(relationship))
+            case "fetchedProperty":
+                throw .unsupported(
+                    child.location, feature: "fetched property",
+                    reason: "Granary has no fetched properties; run a FetchRequest instead")
+            case "uniquenessConstraints":
+                try child.checkAttributes([])
+                for constraint in child.children {
+                    let properties = try valueList(constraint, tag: "uniquenessConstraint", item: "constraint", parent: child.tag)
+                    result.sourceMap.recordConstraint(properties, of: name, at: constraint.location)
+                    constraints.append(properties)
+                }
+            case "fetchIndex":
+                let index = try fetchIndex(child)
+                result.sourceMap.recordIndex(index.name, of: name, at: child.location)
+                indexes.append(index)
+            case "compoundIndexes":
+                try child.checkAttributes([])
+                for compound in child.children {
+                    let properties = try valueList(compound, tag: "compoundIndex", item: "index", parent: child.tag)
+                    // Compound indexes have no names; this one is stable and cannot clash with a fetch
+                    // index Xcode would name ("by…Index").
+                    let index = FetchIndexDescription(
+                        name: (["compoundIndex"] + properties).joined(separator: "_"),
+                        elements: properties.map { FetchIndexElement(propertyName: $0) })
+                    result.sourceMap.recordIndex(index.name, of: name, at: compound.location)
+                    indexes.append(index)
+                }
+            case "userInfo":
+                try userInfo(child)
+            default:
+                throw .unknownElement(child.location, parent: element.tag)
+            }
+        }
+        return EntityDescription(
+            name: name, objectType: objectType, isAbstract: try element.flag("isAbstract"),
+            superentityName: element.nonEmpty("parentEntity"), properties: properties, uniquenessConstraints: constraints,
+            indexes: indexes, renamingIdentifier: element.nonEmpty("renamingIdentifier"))
+    }
+
+    /// Attributes and relationships may carry a `<userInfo>`, and nothing else.
+    private func checkPropertyChildren(_ element: XcodeModelElement) throws(XcodeModelError) {
+        for child in element.children {
+            guard child.tag == "userInfo" else { throw .unknownElement(child.location, parent: element.tag) }
+            try userInfo(child)
+        }
+    }
+
+    /// `<userInfo><entry key="…" value="…"/></userInfo>`: checked for shape, then dropped, since Granary's
+    /// descriptions carry no user info.
+    private func userInfo(_ element: XcodeModelElement) throws(XcodeModelError) {
+        try element.checkAttributes([])
+        for entry in element.children {
+            guard entry.tag == "entry" else { throw .unknownElement(entry.location, parent: element.tag) }
+            try entry.checkAttributes(["key", "value"])
+            try entry.checkNoChildren()
+        }
+    }
+
+    /// `<tag><item value="a"/><item value="b"/></tag>`, as uniqueness constraints and compound indexes write
+    /// their property names.
+    private func valueList(
+        _ element: XcodeModelElement, tag: String, item: String, parent: String
+    ) throws(XcodeModelError) -> [String] {
+        guard element.tag == tag else { throw .unknownElement(element.location, parent: parent) }
+        try element.checkAttributes([])
+        var values: [String] = []
+        for child in element.children {
+            guard child.tag == item else { throw .unknownElement(child.location, parent: tag) }
+            try child.checkAttributes(["value"])
+            try child.checkNoChildren()
+            values.append(try child.required("value"))
+        }
+        return values
+    }
+
+    // MARK: Relationships
+
+    private func relationship(_ element: XcodeModelElement, entity: String) throws(XcodeModelError) -> RelationshipDescription {
+        try element.checkAttributes(Self.relationshipAttributes)
+        try checkPropertyChildren(element)
+        let name = try element.required("name")
+        if try element.flag("transient") {
+            throw .unsupported(
+                element.location, feature: "transient relationship",
+                reason: "Granary stores every relationship; keep unsaved links in the object instead")
+        }
+        let destination = try element.required("destinationEntity")
+        guard let inverse = element.nonEmpty("inverseName") else {
+            throw .missingInverse(element.location, entity: entity, relationship: name)
+        }
+        var deleteRule = DeleteRule.nullify
+        if let ruleName = element.string("deletionRule") {
+            guard let rule = Self.deleteRules[ruleName] else {
+                throw element.invalid("deletionRule", "expected Nullify, Cascade, Deny or No Action")
+            }
+            deleteRule = rule
+        }
+        // Core Data reads a maximum of 0 as "no limit"; Xcode writes it for cleared fields.
+        let maxCount = try element.count("maxCount").flatMap { $0 == 0 ? nil : $0 }
+        return RelationshipDescription(
+            name: name, destinationEntityName: destination, inverseName: inverse, isToMany: try element.flag("toMany"),
+            isOrdered: try element.flag("ordered"), deleteRule: deleteRule, isOptional: try element.flag("optional"),
+            minCount: try element.count("minCount") ?? 0, maxCount: maxCount,
+            renamingIdentifier: element.nonEmpty("renamingIdentifier"))
+    }
+
+    // MARK: Indexes
+
+    /// `<fetchIndex name="…"><fetchIndexElement property="…" type="Binary" order="ascending"/></fetchIndex>`.
+    private func fetchIndex(_ element: XcodeModelElement) throws(XcodeModelError) -> FetchIndexDescription {
+        try element.checkAttributes(["name"])
+        let name = try element.required("name")
+        var elements: [FetchIndexElement] = []
+        for child in element.children {
+            guard child.tag == "fetchIndexElement" else { throw .unknownElement(child.location, parent: element.tag) }
+            try child.checkAttributes(["property", "expression", "expressionType", "type", "order"])
+            try child.checkNoChildren()
+            if child.string("expression") != nil {
+                throw .unsupported(
+                    child.location, feature: "expression index",
+                    reason: "Granary indexes stored properties; index the property the expression reads")
+            }
+            switch child.string("type") {
+            case nil, "Binary":
+                break
+            case "RTree":
+                throw .unsupported(
+                    child.location, feature: "R-tree index",
+                    reason: "Granary's indexes are B-trees; use type Binary, with range predicates on each coordinate")
+            default:
+                throw child.invalid("type", "expected Binary")
+            }
+            let isAscending: Bool
+            switch child.string("order") {
+            case nil, "ascending": isAscending = true
+            case "descending": isAscending = false
+            default: throw child.invalid("order", "expected ascending or descending")
+            }
+            elements.append(FetchIndexElement(propertyName: try child.required("property"), isAscending: isAscending))
+        }
+        return FetchIndexDescription(name: name, elements: elements)
+    }
+
+    // MARK: Configurations
+
+    /// `<configuration name="…"><memberEntity name="…"/></configuration>`; `usedWithCloudKit` is ignored.
+    private func configuration(_ element: XcodeModelElement, into result: inout Result) throws(XcodeModelError) {
+        try element.checkAttributes(["name", "usedWithCloudKit"])
+        let name = try element.required("name")
+        result.sourceMap.recordConfiguration(name, at: element.location)
+        if result.configurations[name] != nil {
+            throw .invalidModel(element.location, error: .duplicateConfiguration(name))
+        }
+        var members: Set<String> = []
+        for member in element.children {
+            guard member.tag == "memberEntity" else { throw .unknownElement(member.location, parent: element.tag) }
+            try member.checkAttributes(["name"])
+            try member.checkNoChildren()
+            let entity = try member.required("name")
+            result.sourceMap.recordMember(entity, of: name, at: member.location)
+            members.insert(entity)
+        }
+        result.configurations[name] = members
+    }
+}

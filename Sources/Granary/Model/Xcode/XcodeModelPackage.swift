@@ -1,0 +1,82 @@
+import Foundation
+
+/// One `.xcdatamodel` package: a directory holding the `contents` XML file Xcode writes, and the version
+/// name it gives the model (the package name without its extension).
+struct XcodeModelPackage {
+    /// What a URL given to the loader points at.
+    enum Source {
+        case package(XcodeModelPackage)
+        case bundle(URL)
+    }
+
+    /// The package directory.
+    let url: URL
+
+    /// The version name: "Model 2" for "Model 2.xcdatamodel".
+    var name: String { url.deletingPathExtension().lastPathComponent }
+
+    /// The XML file inside the package.
+    var contentsURL: URL { url.appendingPathComponent("contents") }
+
+    /// Whether `url` is a package, a bundle of versions, or neither: decided by the extension Xcode gives
+    /// each, or for a directory without one, by what it holds. A `contents` file stands for its package.
+    /// - Throws: `XcodeModelError.unreadable` when nothing exists at `url`, `.notAModel` otherwise.
+    static func source(of url: URL) throws(XcodeModelError) -> Source {
+        let fileManager = FileManager.default
+        let location = XcodeModelError.Location(path: url.path)
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw .unreadable(location, reason: "no such file or directory")
+        }
+        let ext = url.pathExtension.lowercased()
+        if ext == "mom" || ext == "momd" {
+            throw .notAModel(
+                location, reason: "this is a compiled model; load the .xcdatamodeld or .xcdatamodel it was compiled from")
+        }
+        guard isDirectory.boolValue else {
+            if url.lastPathComponent == "contents" { return .package(XcodeModelPackage(url: url.deletingLastPathComponent())) }
+            throw .notAModel(location, reason: "expected an .xcdatamodel or .xcdatamodeld directory, found a file")
+        }
+        if ext == "xcdatamodeld" { return .bundle(url) }
+        if ext == "xcdatamodel" || fileManager.fileExists(atPath: url.appendingPathComponent("contents").path) {
+            return .package(XcodeModelPackage(url: url))
+        }
+        let entries = (try? fileManager.contentsOfDirectory(atPath: url.path)) ?? []
+        if entries.contains(where: { $0.hasSuffix(".xcdatamodel") }) { return .bundle(url) }
+        throw .notAModel(location, reason: "the directory holds neither a contents file nor .xcdatamodel versions")
+    }
+
+    /// The declarations of the package's `contents` file.
+    /// - Throws: `XcodeModelError.unreadable` when the file cannot be read, `.malformedXML` when it is not
+    ///   well-formed, and every error of `XcodeModelDecoder.decode(_:)`.
+    func decode(classes: XcodeClassBinding) throws(XcodeModelError) -> XcodeModelDecoder.Result {
+        let path = contentsURL.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw .unreadable(XcodeModelError.Location(path: url.path), reason: "the package has no contents file")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: contentsURL)
+        } catch {
+            throw .unreadable(XcodeModelError.Location(path: path), reason: error.localizedDescription)
+        }
+        let root: XMLReader.Element
+        do {
+            root = try XMLReader.parse(Array(data))
+        } catch {
+            throw .malformedXML(XcodeModelError.Location(path: path, line: error.line), reason: "column \(error.column): \(error.reason)")
+        }
+        return try XcodeModelDecoder(path: path, classes: classes).decode(root)
+    }
+}
+
+extension ManagedObjectModel {
+    /// The model a decoded file declares, with model errors placed at the element they are about.
+    convenience init(decoded: XcodeModelDecoder.Result, versionIdentifier: String) throws(XcodeModelError) {
+        do {
+            try self.init(entities: decoded.entities, configurations: decoded.configurations, versionIdentifier: versionIdentifier)
+        } catch {
+            throw .invalidModel(decoded.sourceMap.location(of: error), error: error)
+        }
+    }
+}
