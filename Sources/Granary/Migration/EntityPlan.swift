@@ -1,8 +1,9 @@
 import Foundation
 
 /// How the rows of one source entity become rows of its destination entity in one step: a list of
-/// column moves worked out once, then applied to every row without looking anything up by name.
-struct EntityPlan {
+/// column moves worked out once, then applied to every row without looking anything up by name. A
+/// class, so that finding a row's plan costs no copy of its arrays.
+final class EntityPlan: Sendable {
     /// Where one destination column's value comes from.
     struct Move {
         enum Conversion {

@@ -21,6 +21,16 @@ struct InferredMapping: Sendable {
     private(set) var destinationOf: [String: String] = [:]
     let custom: [String: EntityMigration]
 
+    /// Whether the step may drop some objects of a table it keeps (a removed sub-entity, a custom
+    /// transform that discards), so that references to them must be found and removed.
+    var dropsObjects: Bool {
+        if custom.values.contains(where: { $0.transform != nil }) { return true }
+        return source.entities.contains { entity in
+            destinationOf[entity.name] == nil
+                && ([entity.rootEntity] + entity.rootEntity.allSubentities).contains { destinationOf[$0.name] != nil }
+        }
+    }
+
     /// Changes that inference cannot carry out.
     var problems: [ModelChange] { changes.filter { !$0.isInferable } }
 
@@ -62,7 +72,11 @@ struct InferredMapping: Sendable {
             }
         }
         for entity in destination.entities where sourceOf[entity.name] == nil {
-            if let old = entity.renamingIdentifier, source.entity(named: old) != nil, !claimed.contains(old) { claim(old, entity.name) }
+            guard let identifier = entity.renamingIdentifier else { continue }
+            // The identifier names the older entity, or (as Xcode keeps it in later versions) the older
+            // entity carries the same identifier.
+            let old = source.entity(named: identifier)?.name ?? source.entities.first { $0.renamingIdentifier == identifier }?.name
+            if let old, !claimed.contains(old) { claim(old, entity.name) }
         }
         for entity in destination.entities where sourceOf[entity.name] == nil {
             if source.entity(named: entity.name) != nil, !claimed.contains(entity.name) { claim(entity.name, entity.name) }
@@ -72,11 +86,13 @@ struct InferredMapping: Sendable {
     /// The source property a destination property comes from: by renaming identifier, then by name;
     /// transient properties have no data to carry.
     func sourceProperty(of property: PropertyDescription, in entity: EntityDescription) -> PropertyDescription? {
-        let candidates = [property.renamingIdentifier, property.name].compactMap { $0 }
-        for name in candidates {
-            if let found = entity.propertiesByName[name], !found.isTransient { return found }
+        var candidates: [PropertyDescription?] = []
+        if let identifier = property.renamingIdentifier {
+            candidates.append(entity.propertiesByName[identifier])
+            candidates.append(entity.properties.first { $0.renamingIdentifier == identifier })
         }
-        return nil
+        candidates.append(entity.propertiesByName[property.name])
+        return candidates.lazy.compactMap { $0 }.first { !$0.isTransient }
     }
 
     // MARK: Comparing

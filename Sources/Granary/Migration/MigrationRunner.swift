@@ -1,25 +1,52 @@
 import Foundation
 
 /// Carries a chain of migration steps out inside one `Engine.rewrite`: rows are read from the store,
-/// mapped through every step in memory, and written as the new content in one atomic switch, so a
-/// progressive migration across many versions is still all or nothing.
+/// mapped through every step, and written as the new content in one atomic switch, so a progressive
+/// migration across many versions is still all or nothing.
+///
+/// A single step that drops no object streams rows from the old tables into the new ones. Otherwise
+/// the steps stage their rows in memory, so that references to dropped objects can be removed before
+/// anything is written.
 ///
 /// Primary keys and table IDs are kept, so object URIs and references stay valid; a table whose root
-/// entity was dropped is dropped with its rows, and references to dropped rows are removed.
+/// entity was dropped is dropped with its rows.
 struct MigrationRunner {
     let steps: [InferredMapping]
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
-    /// Rows of one table between steps, in key order.
-    struct StagedTable {
+    /// One table's rows, read in key order by `forEachRow`.
+    struct SourceTable {
         var id: TableID
         /// The table's name in the model of the stage it belongs to (its root entity's name).
         var name: String
         var nextKey: Int64
+        var count: Int
+        /// The schema, for tables no model of the chain knows (carried over as they are).
+        var foreignSchema: TableSchema?
+        var forEachRow: ((Int64, Row) throws -> Void) throws -> Void
+    }
+
+    /// Rows of one table between steps, in key order.
+    final class StagedTable {
+        let id: TableID
+        let name: String
+        let nextKey: Int64
+        let foreignSchema: TableSchema?
         var keys: [Int64] = []
         var rows: [Row] = []
-        /// The schema, for tables no model of the chain knows (left as they are).
-        var foreignSchema: TableSchema?
+
+        init(id: TableID, name: String, nextKey: Int64, foreignSchema: TableSchema?) {
+            self.id = id
+            self.name = name
+            self.nextKey = nextKey
+            self.foreignSchema = foreignSchema
+        }
+
+        var source: SourceTable {
+            SourceTable(id: id, name: name, nextKey: nextKey, count: rows.count, foreignSchema: foreignSchema) { body in
+                for (i, row) in self.rows.enumerated() { try body(self.keys[i], row) }
+            }
+        }
     }
 
     struct Outcome {
@@ -27,22 +54,39 @@ struct MigrationRunner {
         var rowsDropped = 0
     }
 
+    /// Where a step puts a table's rows: a function that opens the table and returns its row appender.
+    typealias Sink = (_ id: TableID, _ name: String, _ nextKey: Int64, _ schema: TableSchema, _ foreign: Bool) throws -> (Int64, Row) throws -> Void
+
     func run(on engine: Engine) throws -> Outcome {
         var outcome = Outcome()
         do {
             try engine.rewrite { rewrite in
-                var tables = try stage(rewrite.source)
-                for (index, step) in steps.enumerated() {
-                    tables = try run(step, number: index + 1, on: tables, outcome: &outcome)
+                let sources = try tables(of: rewrite.source)
+                let final = finalSink(rewrite)
+                if steps.count == 1 && !steps[0].dropsObjects {
+                    try run(steps[0], number: 1, on: sources, into: final.sink, outcome: &outcome)
+                } else {
+                    var staged = sources
+                    var tables: [StagedTable] = []
+                    for (index, step) in steps.enumerated() {
+                        let stage = Stage()
+                        try run(step, number: index + 1, on: staged, into: stage.sink, outcome: &outcome)
+                        tables = stage.tables
+                        staged = tables.map(\.source)
+                    }
+                    if outcome.rowsDropped > 0 { removeDanglingReferences(in: tables) }
+                    for table in tables {
+                        let schema = table.foreignSchema ?? steps.last!.destinationMapping.table(named: table.name)!.schema
+                        let append = try final.sink(table.id, table.name, table.nextKey, schema, table.foreignSchema != nil)
+                        for (i, row) in table.rows.enumerated() { try append(table.keys[i], row) }
+                    }
                 }
-                if outcome.rowsDropped > 0 { removeDanglingReferences(in: &tables) }
-                try write(tables, to: rewrite, outcome: &outcome)
+                outcome.rowsWritten = final.written()
                 let model = steps.last!.destination
                 rewrite.metadata.userInfo[PersistentStore.modelHashKey] = model.versionHash
                 rewrite.metadata.userInfo[StoredModel.metadataKey] = StoredModel(model).json
                 rewrite.metadata.schemaVersion = model.versionIdentifier
-                report(.writing, step: steps.count, entity: nil, done: tables.count, of: tables.count,
-                       rows: outcome.rowsWritten, of: outcome.rowsWritten)
+                report(.writing, step: steps.count, entity: nil, done: 0, of: 0, rows: outcome.rowsWritten, of: outcome.rowsWritten)
             }
         } catch let error as StorageError {
             throw translate(error)
@@ -53,31 +97,26 @@ struct MigrationRunner {
 
     // MARK: Reading
 
-    /// Every table of the store, decoded. Tables the first source model does not know are kept as they
-    /// are, with their schema.
-    private func stage(_ snapshot: Snapshot) throws -> [StagedTable] {
+    /// The store's tables, read lazily from the snapshot. Tables the first source model does not know
+    /// are carried over as they are, with their schema.
+    private func tables(of snapshot: Snapshot) throws -> [SourceTable] {
         let known = steps[0].sourceMapping
-        var result: [StagedTable] = []
-        for name in snapshot.tableNames {
-            var table = StagedTable(id: try snapshot.tableID(of: name), name: name, nextKey: try snapshot.nextKey(in: name))
-            if known.table(named: name) == nil { table.foreignSchema = try snapshot.schema(of: name) }
-            let count = try snapshot.count(in: name)
-            table.keys.reserveCapacity(count)
-            table.rows.reserveCapacity(count)
-            try snapshot.forEachRow(in: name) { key, row in
-                table.keys.append(key)
-                table.rows.append(row)
-                return true
+        return try snapshot.tableNames.map { name in
+            SourceTable(id: try snapshot.tableID(of: name), name: name, nextKey: try snapshot.nextKey(in: name),
+                        count: try snapshot.count(in: name),
+                        foreignSchema: known.table(named: name) == nil ? try snapshot.schema(of: name) : nil) { body in
+                try snapshot.forEachRow(in: name) { key, row in
+                    try body(key, row)
+                    return true
+                }
             }
-            result.append(table)
         }
-        return result
     }
 
     // MARK: Mapping
 
-    private func run(_ step: InferredMapping, number: Int, on input: [StagedTable], outcome: inout Outcome) throws -> [StagedTable] {
-        let totalRows = input.reduce(0) { $0 + ($1.foreignSchema == nil ? $1.rows.count : 0) }
+    private func run(_ step: InferredMapping, number: Int, on input: [SourceTable], into sink: Sink, outcome: inout Outcome) throws {
+        let totalRows = input.reduce(0) { $0 + ($1.foreignSchema == nil ? $1.count : 0) }
         var rowsDone = 0
         // Tables kept by this step; references into any other table are dropped.
         var kept = Set<TableID>()
@@ -89,63 +128,92 @@ struct MigrationRunner {
             }
             guard let mapping = step.sourceMapping.table(named: table.name) else { continue }
             let entities = try mapping.entityNames.map { try EntityPlan(source: $0, step: step) }
-            guard let destinationTable = entities.lazy.compactMap({ $0?.destinationTable }).first else { continue }
+            guard let destination = entities.lazy.compactMap({ $0?.destinationTable }).first else { continue }
             kept.insert(table.id)
-            plans[table.id] = (destinationTable, entities)
+            plans[table.id] = (destination, entities)
         }
 
-        var output: [StagedTable] = []
         for (tableIndex, table) in input.enumerated() {
-            if table.foreignSchema != nil {
-                output.append(table)
+            if let schema = table.foreignSchema {
+                let append = try sink(table.id, table.name, table.nextKey, schema, true)
+                try table.forEachRow(append)
                 continue
             }
             report(.mapping, step: number, entity: table.name, done: tableIndex, of: input.count, rows: rowsDone, of: totalRows)
-            guard let plan = plans[table.id] else {
-                outcome.rowsDropped += table.rows.count
-                rowsDone += table.rows.count
+            guard let plan = plans[table.id], let schema = step.destinationMapping.table(named: plan.table)?.schema else {
+                outcome.rowsDropped += table.count
+                rowsDone += table.count
                 continue
             }
-            var staged = StagedTable(id: table.id, name: plan.table, nextKey: table.nextKey)
-            staged.keys.reserveCapacity(table.rows.count)
-            staged.rows.reserveCapacity(table.rows.count)
-            for (i, row) in table.rows.enumerated() {
-                let key = table.keys[i]
-                guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < plan.entities.count,
-                      let entity = plan.entities[Int(code)]
-                else {
-                    outcome.rowsDropped += 1
-                    continue
-                }
-                if let mapped = try entity.map(row, key: key, kept: kept) {
-                    staged.keys.append(key)
-                    staged.rows.append(mapped)
+            let append = try sink(table.id, plan.table, table.nextKey, schema, false)
+            var dropped = 0
+            try table.forEachRow { key, row in
+                if case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < plan.entities.count,
+                   let entity = plan.entities[Int(code)], let mapped = try entity.map(row, key: key, kept: kept) {
+                    try append(key, mapped)
                 } else {
-                    outcome.rowsDropped += 1
+                    dropped += 1
                 }
                 rowsDone += 1
                 if rowsDone & 0x3FFF == 0 {
                     report(.mapping, step: number, entity: table.name, done: tableIndex, of: input.count, rows: rowsDone, of: totalRows)
                 }
             }
-            output.append(staged)
+            outcome.rowsDropped += dropped
         }
         report(.mapping, step: number, entity: nil, done: input.count, of: input.count, rows: rowsDone, of: totalRows)
-        return output
+    }
+
+    /// The tables one step stages.
+    final class Stage {
+        var tables: [StagedTable] = []
+
+        var sink: Sink {
+            { id, name, nextKey, schema, foreign in
+                let table = StagedTable(id: id, name: name, nextKey: nextKey, foreignSchema: foreign ? schema : nil)
+                self.tables.append(table)
+                return { key, row in
+                    table.keys.append(key)
+                    table.rows.append(row)
+                }
+            }
+        }
+    }
+
+    /// The new store's tables; counts what it writes, and names the object a rejected row belongs to.
+    private func finalSink(_ rewrite: StoreRewrite) -> (sink: Sink, written: () -> Int) {
+        final class Counter { var value = 0 }
+        let counter = Counter()
+        let mapping = steps.last!.destinationMapping
+        let sink: Sink = { id, name, nextKey, schema, _ in
+            let target = try rewrite.addTable(schema, id: id, nextKey: nextKey)
+            let table = mapping.table(named: name)
+            return { key, row in
+                do {
+                    try target.append(row, key: key)
+                    counter.value += 1
+                } catch let error as StorageError {
+                    var entity = name
+                    if case .int(let code) = row[StorageMapping.entityColumn], let known = table?.entityName(forCode: code) { entity = known }
+                    throw MigrationError.invalidObject(entity: entity, key: key, reason: "\(error)")
+                }
+            }
+        }
+        return (sink, { counter.value })
     }
 
     /// References to rows that a step dropped (objects of removed sub-entities, objects a custom step
     /// discarded) are removed, so no row points at nothing.
-    private func removeDanglingReferences(in tables: inout [StagedTable]) {
+    private func removeDanglingReferences(in tables: [StagedTable]) {
         var alive: [TableID: Set<Int64>] = [:]
         for table in tables { alive[table.id] = Set(table.keys) }
         func isAlive(_ ref: RowReference) -> Bool { alive[ref.table]?.contains(ref.key) ?? false }
-        for t in tables.indices {
-            for r in tables[t].rows.indices {
-                for (c, value) in tables[t].rows[r].values.enumerated() {
+        for table in tables {
+            for r in table.rows.indices {
+                for (c, value) in table.rows[r].values.enumerated() {
                     switch value {
-                    case .reference(let ref) where !isAlive(ref): tables[t].rows[r][c] = .null
-                    case .references(let refs) where !refs.allSatisfy(isAlive): tables[t].rows[r][c] = .references(refs.filter(isAlive))
+                    case .reference(let ref) where !isAlive(ref): table.rows[r][c] = .null
+                    case .references(let refs) where !refs.allSatisfy(isAlive): table.rows[r][c] = .references(refs.filter(isAlive))
                     default: break
                     }
                 }
@@ -153,28 +221,7 @@ struct MigrationRunner {
         }
     }
 
-    // MARK: Writing
-
-    private func write(_ tables: [StagedTable], to rewrite: StoreRewrite, outcome: inout Outcome) throws {
-        let mapping = steps.last!.destinationMapping
-        for table in tables {
-            guard let schema = table.foreignSchema ?? mapping.table(named: table.name)?.schema else { continue }
-            let target = try rewrite.addTable(schema, id: table.id, nextKey: table.nextKey)
-            for (i, row) in table.rows.enumerated() {
-                do {
-                    try target.append(row, key: table.keys[i])
-                } catch let error as StorageError {
-                    let entity = mapping.table(named: table.name)
-                        .flatMap { m -> String? in
-                            guard case .int(let code) = row[StorageMapping.entityColumn] else { return nil }
-                            return m.entityName(forCode: code)
-                        } ?? table.name
-                    throw MigrationError.invalidObject(entity: entity, key: table.keys[i], reason: "\(error)")
-                }
-            }
-            outcome.rowsWritten += table.rows.count
-        }
-    }
+    // MARK: Reporting
 
     /// A unique index the new rows break is reported as the entity's uniqueness constraint.
     private func translate(_ error: StorageError) -> MigrationError {

@@ -124,7 +124,7 @@ public final class TableRewrite {
         for (i, var index) in indexes.enumerated() {
             var sorted = entries[i]
             entries[i] = []
-            sorted.sort { $0.lexicographicallyPrecedes($1) }
+            ByteTree.sortKeys(&sorted)
             if index.definition.isUnique { try checkUnique(sorted, index, exempt: exempt[i], rows: table) }
             var builder = ByteTree.Builder()
             for entry in sorted { try builder.append(key: entry, value: []) }

@@ -167,7 +167,8 @@ struct TableState: Sendable {
         if let failure { throw failure }
         for i in indexes.indices {
             var builder = ByteTree.Builder()
-            for entry in entries[i].sorted(by: { $0.lexicographicallyPrecedes($1) }) { try builder.append(key: entry, value: []) }
+            ByteTree.sortKeys(&entries[i])
+            for entry in entries[i] { try builder.append(key: entry, value: []) }
             indexes[i].entries = builder.finish()
         }
     }
