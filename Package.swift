@@ -49,6 +49,7 @@ let package = Package(
             name: "GranaryTests",
             dependencies: [
                 "Granary",
+                "granary",
                 "granary-crashtest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -21,7 +21,11 @@ struct Info: ParsableCommand {
             if let tail = engine.recoveryReport.truncatedTail {
                 print("note        the log ends in \(tail.discardedBytes) bytes of an unfinished commit (\(tail.reason)); the next writer cuts them off")
             }
-            for (key, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) { print("meta        \(key) = \(value)") }
+            for (key, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) {
+                // The model record is long JSON; its size says enough here.
+                let shown = value.count > 100 ? "\(value.prefix(60))… (\(value.utf8.count) bytes)" : value
+                print("meta        \(key) = \(shown)")
+            }
             print("")
             for table in info.tables {
                 print("table \(table.name): \(table.rows) rows, \(formatBytes(Int64(table.memoryBytes))) in memory")
