@@ -70,6 +70,16 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
     }
 
+    @Test func onlyMigrationPrintsItsRows() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "migration", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Machine: ") == true)
+        #expect(output.contains("### Migration"))
+        #expect((1...5).allSatisfy { n in lines.contains { $0.hasPrefix("| M\(n). ") } })
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+
     @Test func unknownFlagExitsWithUsageStatus() throws {
         let (status, output) = try Self.run(["--no-such-flag"])
         #expect(status == 2)

@@ -183,11 +183,11 @@ struct MigrationTable {
         let migrate = Stopwatch.median(result.openAndMigrate)
         let goal = migrate < .seconds(3) ? "met" : "missed"
         let rows = [
-            ["M1 open \(Format.grouped(Double(result.objects))) objects with version 2 (migrate)", Measurement.time(migrate).text, "under 3 s: \(goal)"],
-            ["M2 the migration alone (map, write, switch)", Measurement.time(Stopwatch.median(result.migration)).text, ""],
-            ["M3 open with version 1 (no migration), for reference", Measurement.time(Stopwatch.median(result.openOnly)).text, ""],
-            ["M4 peak memory above the process's before M1", "\(Format.decimal(Double(result.peakGrowth.max() ?? 0) / 1_048_576, digits: 0)) MiB", ""],
-            ["M5 store on disk before / after", "\(Format.decimal(Double(result.storeBytesBefore) / 1_000_000, digits: 1)) MB / \(Format.decimal(Double(result.storeBytesAfter) / 1_000_000, digits: 1)) MB", ""],
+            ["M1. open \(Format.grouped(Double(result.objects))) objects with version 2 (migrate)", Measurement.time(migrate).text, "under 3 s: \(goal)"],
+            ["M2. the migration alone (map, write, switch)", Measurement.time(Stopwatch.median(result.migration)).text, ""],
+            ["M3. open with version 1 (no migration), for reference", Measurement.time(Stopwatch.median(result.openOnly)).text, ""],
+            ["M4. peak memory above the process's before M1", "\(Format.decimal(Double(result.peakGrowth.max() ?? 0) / 1_048_576, digits: 0)) MiB", ""],
+            ["M5. store on disk before / after", "\(Format.decimal(Double(result.storeBytesBefore) / 1_000_000, digits: 1)) MB / \(Format.decimal(Double(result.storeBytesAfter) / 1_000_000, digits: 1)) MB", ""],
         ]
         return PlainTable(heading: heading, header: ["workload", "Granary", "goal"], rows: rows, footnotes: footnotes).render(markdown: markdown)
     }
