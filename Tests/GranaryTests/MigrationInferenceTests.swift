@@ -273,6 +273,40 @@ import Testing
         }
     }
 
+    @Test func floatWidensToDoubleWhileARelationshipAndAnIndexGo() throws {
+        let v1 = try ManagedObjectModel(version: "1") {
+            Entity("Parcel") {
+                Attribute("weight", .float)
+                Relationship("box", to: "Box", inverse: "parcels")
+                Index("byWeight", "weight")
+            }
+            Entity("Box") {
+                Attribute("label", .string)
+                Relationship("parcels", toMany: "Parcel", inverse: "box")
+            }
+        }
+        let v2 = try ManagedObjectModel(version: "2") {
+            Entity("Parcel") { Attribute("weight", .double) }
+            Entity("Box") { Attribute("label", .string) }
+        }
+        let store = MigrationHarness()
+        try store.write(v1) { context in
+            let box = try context.insert("Box", ["label": "B"])
+            try context.insert("Parcel", ["weight": Float(2.5), "box": box])
+        }
+        try store.open(v2) { persistentStore, context throws in
+            let changes = try #require(persistentStore.migrationReport).changes[0].map(\.description)
+            #expect(changes.contains("attribute Parcel.weight changed type from float to double"))
+            #expect(changes.contains("relationship Parcel.box removed"))
+            #expect(changes.contains("relationship Box.parcels removed"))
+            #expect(changes.contains("index byWeight removed from Parcel"))
+            #expect(try context.all("Parcel", sortedBy: "weight").first?.get("weight", as: Double.self) == 2.5)
+            let schema = try persistentStore.engine.read().schema(of: "Parcel")
+            #expect(schema.indexes.isEmpty && schema.columns.map(\.name) == ["_entity", "_version", "weight"])
+            #expect(try persistentStore.engine.read().schema(of: "Box").columns.map(\.name) == ["_entity", "_version", "label"])
+        }
+    }
+
     @Test func aUniquenessConstraintThatRowsBreakNamesTheDuplicatesAndLeavesTheStore() throws {
         let v1 = try Self.people("1") { Attribute("email", .string) }
         let v2 = try Self.people("2") {
