@@ -5,22 +5,8 @@ import Testing
 /// `granary migrate`, run as the real executable on a store written with the Tasks fixture's first
 /// version.
 @Suite struct MigrateCommandTests {
-    static var tool: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("granary")
-    }
-
-    func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = Self.tool
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    func run(_ arguments: [String]) throws -> ChildProcess.Outcome {
+        try ChildProcess.run("granary", arguments)
     }
 
     func tasksStore() throws -> (MigrationHarness, XcodeModelBundle, String) {

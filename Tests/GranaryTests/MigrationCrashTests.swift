@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import Granary
 
@@ -11,39 +10,10 @@ import Testing
 @Suite(.serialized) struct MigrationCrashTests {
     static let itemCount = 8_000
 
-    static var child: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("granary-crashtest")
-    }
-
-    /// Runs the child with `arguments`; kills it after `killAfter` seconds if given (counted from its
-    /// start), and returns its output and how it ended.
+    /// Runs the migration child, killed after `killAfter` seconds or once it prints `waitFor`.
     func runChild(_ arguments: [String], killAfter: Double? = nil, waitFor line: String? = nil) throws -> (String, Process.TerminationReason) {
-        let process = Process()
-        process.executableURL = Self.child
-        process.arguments = ["migrate"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        let output = Mutex(Data())
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            output.withLock { $0.append(chunk) }
-        }
-        try process.run()
-        if let line {
-            let deadline = Date(timeIntervalSinceNow: 60)
-            while process.isRunning && Date() < deadline && !output.withLock({ String(decoding: $0, as: UTF8.self).contains(line) }) {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
-            kill(process.processIdentifier, SIGKILL)
-        } else if let killAfter {
-            Thread.sleep(forTimeInterval: killAfter)
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-        return (output.withLock { String(decoding: $0 + rest, as: UTF8.self) }, process.terminationReason)
+        let outcome = try ChildProcess.run("granary-crashtest", ["migrate"] + arguments, killAfter: killAfter, killOnceItPrints: line)
+        return (outcome.out, outcome.reason)
     }
 
     /// A store at version 1 and the two versions' hashes.

@@ -1,5 +1,5 @@
-/// A table without peers (first column left-aligned, the others right-aligned), as plain text or
-/// Markdown: for the tables whose columns differ from the comparison tables'.
+/// A table whose first column is left-aligned and the others right-aligned, as aligned text or
+/// Markdown: every table of the bench renders through it.
 struct PlainTable {
     var heading: String
     var header: [String]

@@ -69,27 +69,6 @@ struct ResultTable {
             [row.title] + SystemColumn.allCases.map { (row.cells[$0] ?? Cell()).text }
                 + ratios.map { Self.ratio(row, against: $0.peer) }
         }
-        var out = "\(heading)\n\n"
-        if markdown {
-            out += "| " + header.joined(separator: " | ") + " |\n"
-            out += "|" + header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined() + "\n"
-            for line in body { out += "| " + line.joined(separator: " | ") + " |\n" }
-            if !footnotes.isEmpty { out += "\n" + footnotes.map { "- \($0)\n" }.joined() }
-        } else {
-            let widths = header.indices.map { column in
-                ([header] + body).map { $0[column].count }.max() ?? 0
-            }
-            func line(_ fields: [String]) -> String {
-                fields.enumerated().map { column, field in
-                    let padding = String(repeating: " ", count: widths[column] - field.count)
-                    return column == 0 ? field + padding : padding + field
-                }.joined(separator: "  ")
-            }
-            out += line(header) + "\n"
-            out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
-            for fields in body { out += line(fields) + "\n" }
-            if !footnotes.isEmpty { out += "\n" + footnotes.map { "* \($0)\n" }.joined() }
-        }
-        return out
+        return PlainTable(heading: heading, header: header, rows: body, footnotes: footnotes).render(markdown: markdown)
     }
 }
