@@ -40,7 +40,9 @@ struct Demo: ParsableCommand {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         print("Granary demo")
         print("stores: \(url.deletingLastPathComponent().path)\n")
-        try ObjectGraphDemo.run(store: url.deletingLastPathComponent().appendingPathComponent("Library.granary"))
+        let library = url.deletingLastPathComponent().appendingPathComponent("Library.granary")
+        try ObjectGraphDemo.run(store: library)
+        try MigrationDemo.run(copying: library)
         print("Storage engine (module GranaryStorage), store \(url.lastPathComponent)")
 
         var engine = try step("open (recover log + snapshot)") { try Engine.open(.directory(url)) }

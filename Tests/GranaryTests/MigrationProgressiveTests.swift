@@ -96,6 +96,25 @@ import Testing
         }
     }
 
+    @Test func aStoreWithoutAModelRecordGetsOneWhenOpenedWithItsOwnModel() throws {
+        let versions = try Self.versions()
+        let store = try write(versions[1], titles: ["x"], key: "name")
+        let engine = try Engine.open(.directory(store.url))
+        try engine.write { tx in
+            var metadata = tx.metadata
+            metadata.userInfo[StoredModel.metadataKey] = nil
+            try tx.setMetadata(metadata)
+        }
+        try engine.close()
+        try store.open(versions[1]) { persistentStore, _ in
+            #expect(persistentStore.metadata.userInfo[StoredModel.metadataKey] != nil)
+        }
+        // The record is enough for the next migration.
+        try store.open(versions[2]) { persistentStore, _ throws in
+            #expect(try #require(persistentStore.migrationReport).path == ["2", "3"])
+        }
+    }
+
     @Test func aCustomStepTransformsWhatInferenceCannot() throws {
         let v1 = try ManagedObjectModel(version: "1") {
             Entity("Person") {

@@ -177,7 +177,11 @@ public final class PersistentStore: @unchecked Sendable {
             }
         }
         let missing = schemas.filter { !snapshot.tableNames.contains($0.name) }
-        if readOnly || (missing.isEmpty && snapshot.metadata.userInfo[modelHashKey] == model.versionHash) { return }
+        // A store written before stores recorded their model gets the record on its next open, so its
+        // next migration can start from it.
+        let isRecorded = snapshot.metadata.userInfo[modelHashKey] == model.versionHash
+            && snapshot.metadata.userInfo[StoredModel.metadataKey] != nil
+        if readOnly || (missing.isEmpty && isRecorded) { return }
         try engine.write { tx in
             for schema in missing { try tx.createTable(schema) }
             var metadata = tx.metadata
