@@ -46,6 +46,21 @@ import Testing
         }
     }
 
+    @Test func aSaveWithNothingToWriteStillAnnouncesTheDeletionOfAnAnnouncedInsert() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let e = makeEmployee(context, "A", salary: 1)
+            context.processPendingChanges()
+            let id = e.objectID
+            let found = try events(context) {
+                context.delete(e)
+                #expect(!context.hasChanges)
+                try context.save()
+            }
+            #expect(found.count == 1 && found.first?.deleted == [id])
+        }
+    }
+
     @Test func rollbackRestoresDeletedObjectsWithoutReportingThemDeleted() throws {
         let (_, context) = try makeStack()
         try context.performAndWait {

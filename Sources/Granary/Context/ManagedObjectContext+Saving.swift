@@ -50,7 +50,12 @@ extension ManagedObjectContext {
     ///   context is `isReadOnly`), store errors.
     public func save() throws {
         assertOnQueue()
-        guard hasChanges else { return }
+        guard hasChanges else {
+            // Nothing to write, but observers may still be owed news: an object inserted, announced and
+            // then deleted leaves no change, yet whoever showed it must hear that it is gone.
+            processPendingChanges()
+            return
+        }
         if isReadOnly { throw ContextError.readOnlyContext(description) }
         let problems = validationErrors()
         if let first = problems.first {
