@@ -136,9 +136,7 @@ public final class Engine: @unchecked Sendable {
         writeLock.lock()
         var isLocked = true
         defer { if isLocked { writeLock.unlock() } }
-        if isClosed { throw StorageError.closed }
-        if options.isReadOnly, case .directory(let url) = location { throw StorageError.readOnly(path: url.path) }
-        try storage?.checkWritable()
+        try checkWritable()
 
         let tx = WriteTransaction(state: head)
         let result: R
@@ -171,6 +169,14 @@ public final class Engine: @unchecked Sendable {
         }
         if let storage, storage.wantsCheckpoint { startBackgroundCheckpoint() }
         return result
+    }
+
+    /// Whether this handle may write now. Called under `writeLock`.
+    /// - Throws: `StorageError.closed`, `.readOnly`, `.poisoned`.
+    private func checkWritable() throws {
+        if isClosed { throw StorageError.closed }
+        if options.isReadOnly, case .directory(let url) = location { throw StorageError.readOnly(path: url.path) }
+        try storage?.checkWritable()
     }
 
     /// Makes every logged commit up to `lsn` visible, in order, and tells observers.
@@ -252,9 +258,7 @@ public final class Engine: @unchecked Sendable {
         storage?.checkpointLock.lock()
         defer { storage?.checkpointLock.unlock() }
         try writeLock.withLock {
-            if isClosed { throw StorageError.closed }
-            if options.isReadOnly, case .directory(let url) = location { throw StorageError.readOnly(path: url.path) }
-            try storage?.checkWritable()
+            try checkWritable()
             if let storage {
                 // Commits logged but not yet synced belong to the old content; make them durable first
                 // so that a crash before the switch still finds them.

@@ -126,7 +126,8 @@ import Testing
         @Managed var rank: Int
     }
 
-    @Test func aChildFetchWithAWindowIsWindowedByItsParent() throws {
+    /// An in-memory store of `Ranked` objects, indexed by rank.
+    static func rankedCoordinator() throws -> PersistentStoreCoordinator {
         let model = try ManagedObjectModel {
             Entity("Ranked", as: Ranked.self) {
                 Attribute("rank", .integer64)
@@ -135,6 +136,11 @@ import Testing
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .inMemory)
+        return coordinator
+    }
+
+    @Test func aChildFetchWithAWindowIsWindowedByItsParent() throws {
+        let coordinator = try Self.rankedCoordinator()
         let parent = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try parent.performAndWait {
             for i in 0..<50 { Ranked(context: parent).rank = i }
@@ -166,14 +172,7 @@ import Testing
     }
 
     @Test func aWindowedFetchWithPendingChangesReadsOnlyTheRowsItNeeds() throws {
-        let model = try ManagedObjectModel {
-            Entity("Ranked", as: Ranked.self) {
-                Attribute("rank", .integer64)
-                Index("byRank", "rank")
-            }
-        }
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .inMemory)
+        let coordinator = try Self.rankedCoordinator()
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try context.performAndWait { () throws in
             let saved = (0..<100).map { i -> Ranked in

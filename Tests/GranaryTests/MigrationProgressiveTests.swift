@@ -75,14 +75,7 @@ import Testing
     @Test func aStoreThatRecordsNoModelNeedsItsVersionListed() throws {
         let versions = try Self.versions()
         let store = try write(versions[1], titles: ["x"], key: "name")
-        // Forget the record, as a store written before stores kept one.
-        let engine = try Engine.open(.directory(store.url))
-        try engine.write { tx in
-            var metadata = tx.metadata
-            metadata.userInfo[StoredModel.metadataKey] = nil
-            try tx.setMetadata(metadata)
-        }
-        try engine.close()
+        try store.forgetModelRecord()
         #expect {
             try store.open(versions[2]) { _, _ in }
         } throws: { error in
@@ -99,13 +92,7 @@ import Testing
     @Test func aStoreWithoutAModelRecordGetsOneWhenOpenedWithItsOwnModel() throws {
         let versions = try Self.versions()
         let store = try write(versions[1], titles: ["x"], key: "name")
-        let engine = try Engine.open(.directory(store.url))
-        try engine.write { tx in
-            var metadata = tx.metadata
-            metadata.userInfo[StoredModel.metadataKey] = nil
-            try tx.setMetadata(metadata)
-        }
-        try engine.close()
+        try store.forgetModelRecord()
         try store.open(versions[1]) { persistentStore, _ in
             #expect(persistentStore.metadata.userInfo[StoredModel.metadataKey] != nil)
         }

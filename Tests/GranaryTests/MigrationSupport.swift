@@ -37,6 +37,17 @@ struct MigrationHarness {
         return try context.performAndWait { try body(store, context) }
     }
 
+    /// Removes the store's record of its model, as in a store written before stores kept one.
+    func forgetModelRecord() throws {
+        let engine = try Engine.open(.directory(url))
+        try engine.write { tx in
+            var metadata = tx.metadata
+            metadata.userInfo[StoredModel.metadataKey] = nil
+            try tx.setMetadata(metadata)
+        }
+        try engine.close()
+    }
+
     /// The store's files and their sizes, to show a refused migration left them alone.
     func files() throws -> [String: Int] {
         var result: [String: Int] = [:]

@@ -124,12 +124,16 @@ struct InferredMapping: Sendable {
         for property in entity.declaredProperties where !property.isTransient {
             compare(property, of: entity, with: old, isCustom: isCustom)
         }
-        let carried = Set(entity.properties.compactMap { sourceProperty(of: $0, in: old)?.name })
-        for property in old.declaredProperties where !property.isTransient && !carried.contains(property.name) {
+        // Destination names by the source names they carry on, inherited properties included.
+        var rename: [String: String] = [:]
+        for property in entity.properties {
+            if let previous = sourceProperty(of: property, in: old) { rename[previous.name] = property.name }
+        }
+        for property in old.declaredProperties where !property.isTransient && rename[property.name] == nil {
             let kind: ModelChange.Kind = property.attribute != nil ? .attributeRemoved : .relationshipRemoved
             changes.append(ModelChange(name, property.name, kind))
         }
-        compareIndexes(of: entity, with: old)
+        compareIndexes(of: entity, with: old, rename: rename)
     }
 
     private mutating func compare(_ property: PropertyDescription, of entity: EntityDescription, with old: EntityDescription,
@@ -197,11 +201,7 @@ struct InferredMapping: Sendable {
 
     /// Indexes and constraints compared by what they cover, with source property names translated to
     /// destination names, so a renamed attribute's index is not reported as replaced.
-    private mutating func compareIndexes(of entity: EntityDescription, with old: EntityDescription) {
-        var rename: [String: String] = [:]
-        for property in entity.properties {
-            if let previous = sourceProperty(of: property, in: old) { rename[previous.name] = property.name }
-        }
+    private mutating func compareIndexes(of entity: EntityDescription, with old: EntityDescription, rename: [String: String]) {
         func translate(_ names: [String]) -> [String] { names.map { rename[$0] ?? "(removed) \($0)" } }
         func indexes(_ e: EntityDescription, _ map: ([String]) -> [String]) -> [String: [String]] {
             var result: [String: [String]] = [:]

@@ -83,8 +83,7 @@ struct MigrationRunner {
                 }
                 outcome.rowsWritten = final.written()
                 let model = steps.last!.destination
-                rewrite.metadata.userInfo[PersistentStore.modelHashKey] = model.versionHash
-                rewrite.metadata.userInfo[StoredModel.metadataKey] = StoredModel(model).json
+                rewrite.metadata.record(model)
                 rewrite.metadata.schemaVersion = model.versionIdentifier
                 report(.writing, step: steps.count, entity: nil, done: 0, of: 0, rows: outcome.rowsWritten, of: outcome.rowsWritten)
             }
@@ -227,9 +226,8 @@ struct MigrationRunner {
     private func translate(_ error: StorageError) -> MigrationError {
         if case .uniqueViolation(_, let index, let value) = error {
             for entity in steps.last!.destination.entities {
-                for constraint in entity.uniquenessConstraints
-                where "\(entity.name)_unique_" + constraint.joined(separator: "_") == index {
-                    return .uniquenessViolation(entity: entity.name, properties: constraint, duplicates: value)
+                for planned in StorageMapping.plannedIndexes(of: entity.storage.declaration) where planned.isUnique && planned.name == index {
+                    return .uniquenessViolation(entity: entity.name, properties: planned.elements.map(\.propertyName), duplicates: value)
                 }
             }
         }

@@ -61,17 +61,9 @@ public struct StoreMigrator: Sendable {
     /// The plan for the store at `url`, read without changing it.
     /// - Throws: `MigrationError.storage` when the store cannot be opened; as `plan(for:store:)`.
     public func plan(forStoreAt url: URL) throws(MigrationError) -> Plan {
-        do {
-            let engine = try Engine.open(.directory(url), options: .init(readOnly: true, createIfMissing: false))
-            defer { try? engine.close() }
-            return try plan(for: engine.metadata, store: url.path)
-        } catch let error as StorageError {
-            throw .storage(error)
-        } catch let error as MigrationError {
-            throw error
-        } catch {
-            throw .storage(.invalidArgument("\(error)"))
-        }
+        let engine = try Self.reportingStorage { try Engine.open(.directory(url), options: .init(readOnly: true, createIfMissing: false)) }
+        defer { try? engine.close() }
+        return try plan(for: engine.metadata, store: url.path)
     }
 
     /// Migrates the store at `url` if its model differs, and closes it again.
@@ -79,12 +71,7 @@ public struct StoreMigrator: Sendable {
     /// - Throws: `MigrationError` (see `migrate(_:store:)`); `.storage` when the store cannot be opened.
     @discardableResult
     public func migrateStore(at url: URL) throws(MigrationError) -> MigrationReport? {
-        let engine: Engine
-        do { engine = try Engine.open(.directory(url), options: .init(createIfMissing: false)) } catch let error as StorageError {
-            throw .storage(error)
-        } catch {
-            throw .storage(.invalidArgument("\(error)"))
-        }
+        let engine = try Self.reportingStorage { try Engine.open(.directory(url), options: .init(createIfMissing: false)) }
         defer { try? engine.close() }
         return try migrate(engine, store: url.path)
     }
@@ -103,32 +90,19 @@ public struct StoreMigrator: Sendable {
         }
         if engine.options.isReadOnly { throw .readOnly(store: store) }
         let runner = MigrationRunner(steps: plan.mappings, progress: options.progress)
-        do {
-            let outcome = try runner.run(on: engine)
-            return MigrationReport(path: plan.path, changes: plan.changes, rowsWritten: outcome.rowsWritten,
-                                   rowsDropped: outcome.rowsDropped, wasRecreated: false, recreationReason: nil)
-        } catch let error as MigrationError {
-            throw error
-        } catch let error as StorageError {
-            throw .storage(error)
-        } catch {
-            throw .storage(.invalidArgument("\(error)"))
-        }
+        let outcome = try Self.reportingStorage { try runner.run(on: engine) }
+        return MigrationReport(path: plan.path, changes: plan.changes, rowsWritten: outcome.rowsWritten,
+                               rowsDropped: outcome.rowsDropped, wasRecreated: false, recreationReason: nil)
     }
 
     /// Empties the store and gives it a new identity, keeping nothing: for
     /// `destroyAndRecreateOnIncompatibleModel`. Atomic like a migration.
     func recreate(_ engine: Engine, reason: String) throws(MigrationError) -> MigrationReport {
-        do {
+        try Self.reportingStorage {
             try engine.rewrite { rewrite in
-                rewrite.metadata = StoreMetadata(schemaVersion: model.versionIdentifier, userInfo: [
-                    PersistentStore.modelHashKey: model.versionHash, StoredModel.metadataKey: StoredModel(model).json,
-                ])
+                rewrite.metadata = StoreMetadata(schemaVersion: model.versionIdentifier)
+                rewrite.metadata.record(model)
             }
-        } catch let error as StorageError {
-            throw .storage(error)
-        } catch {
-            throw .storage(.invalidArgument("\(error)"))
         }
         return MigrationReport(path: [], changes: [], rowsWritten: 0, rowsDropped: 0, wasRecreated: true, recreationReason: reason)
     }
@@ -152,6 +126,19 @@ public struct StoreMigrator: Sendable {
             throw .unknownSourceModel(store: store, storeHash: storeHash)
         }
         return [try recorded.makeModel(), model]
+    }
+
+    /// Runs `body`, passing migration errors through and reporting the engine's as `.storage`.
+    private static func reportingStorage<R>(_ body: () throws -> R) throws(MigrationError) -> R {
+        do {
+            return try body()
+        } catch let error as MigrationError {
+            throw error
+        } catch let error as StorageError {
+            throw .storage(error)
+        } catch {
+            throw .storage(.invalidArgument("\(error)"))
+        }
     }
 
     static func label(_ model: ManagedObjectModel) -> String {

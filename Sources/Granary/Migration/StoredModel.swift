@@ -133,6 +133,18 @@ struct StoredModel: Codable, Sendable, Equatable {
     }
 }
 
+extension StoreMetadata {
+    /// The entries that describe the model rather than the user's data; replacing user metadata keeps
+    /// them.
+    static let modelKeys = [PersistentStore.modelHashKey, StoredModel.metadataKey]
+
+    /// Records `model` as the one the store's rows are written with: its version hash and its record.
+    mutating func record(_ model: ManagedObjectModel) {
+        userInfo[PersistentStore.modelHashKey] = model.versionHash
+        userInfo[StoredModel.metadataKey] = StoredModel(model).json
+    }
+}
+
 extension AttributeType {
     /// The type named by `description`, as a stored model records it.
     init?(storedName name: String) {

@@ -185,8 +185,7 @@ public final class PersistentStore: @unchecked Sendable {
         try engine.write { tx in
             for schema in missing { try tx.createTable(schema) }
             var metadata = tx.metadata
-            metadata.userInfo[modelHashKey] = model.versionHash
-            metadata.userInfo[StoredModel.metadataKey] = StoredModel(model).json
+            metadata.record(model)
             if let version = model.versionIdentifier { metadata.schemaVersion = version }
             try tx.setMetadata(metadata)
         }

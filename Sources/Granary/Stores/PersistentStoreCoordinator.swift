@@ -99,7 +99,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             try store.engine.write { tx in
                 var metadata = tx.metadata
                 // The model's entries are the store's own; user entries cannot replace them.
-                let kept = [PersistentStore.modelHashKey, StoredModel.metadataKey].map { ($0, metadata.userInfo[$0]) }
+                let kept = StoreMetadata.modelKeys.map { ($0, metadata.userInfo[$0]) }
                 metadata.userInfo = userInfo
                 for (key, value) in kept { metadata.userInfo[key] = value }
                 try tx.setMetadata(metadata)

@@ -322,43 +322,73 @@ final class DurableStorage: @unchecked Sendable {
             poison("syncing the log before a checkpoint failed: \(error)")
             throw error
         }
-        syncCondition.withLock { syncState.syncedLSN = max(syncState.syncedLSN, state.lsn) }
-        let segment = Segment(baseLSN: state.lsn + 1, path: path(Self.segmentName(state.lsn + 1)))
-        let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
-        try PosixFile.syncDirectory(directory)
-        let covered = segments
-        segments = [segment]
-        writer = fresh
-        syncCondition.withLock { syncState.writer = fresh }
-        logBytesSinceCheckpoint = 0
+        let covered = try startSegment(after: state.lsn)
         return CheckpointJob(state: state, coveredSegments: covered)
     }
 
     /// Writes the snapshot and removes what it makes redundant. Runs without the engine's write lock.
     func finishCheckpoint(_ job: CheckpointJob) throws {
-        let lsn = job.state.lsn
-        let finalName = Self.snapshotName(lsn)
+        let path = try writeSnapshot(job.state)
+        // Only now is the old log redundant. A crash before these removals leaves files recovery skips.
+        try adoptSnapshot(path, lsn: job.state.lsn, replacing: job.coveredSegments)
+    }
+
+    /// Starts an empty log segment after commit `lsn`, on disk and in the directory, and makes it the
+    /// one appends go to; every commit up to `lsn` counts as synced (the caller synced them or a
+    /// snapshot holds them). Returns the segments it replaces. Called under the engine's write lock.
+    private func startSegment(after lsn: UInt64) throws -> [Segment] {
+        let segment = Segment(baseLSN: lsn + 1, path: path(Self.segmentName(lsn + 1)))
+        let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
+        try PosixFile.syncDirectory(directory)
+        let replaced = segments
+        segments = [segment]
+        writer = fresh
+        syncCondition.withLock {
+            syncState.writer = fresh
+            syncState.appendedLSN = max(syncState.appendedLSN, lsn)
+            syncState.syncedLSN = max(syncState.syncedLSN, lsn)
+        }
+        logBytesSinceCheckpoint = 0
+        return replaced
+    }
+
+    /// Writes `state` as the snapshot at its LSN: a temporary file, synced, renamed into place, then
+    /// the directory synced. A failure is recorded for `info()` and leaves no temporary file.
+    /// - Parameter beforeRename: Runs once the file is written, before it is synced and renamed.
+    /// - Returns: The snapshot's path.
+    private func writeSnapshot(_ state: EngineState, beforeRename: () -> Void = {}) throws -> String {
+        let finalPath = path(Self.snapshotName(state.lsn))
         do {
-            let writer = try SnapshotWriter.create(temporaryPath: path(finalName + ".tmp"), lsn: lsn)
-            try SnapshotCodec.write(job.state, to: writer)
-            // Syncs the file, renames it into place, then syncs the directory.
-            try writer.finish(finalPath: path(finalName))
+            let snapshot = try SnapshotWriter.create(temporaryPath: finalPath + ".tmp", lsn: state.lsn)
+            do {
+                try SnapshotCodec.write(state, to: snapshot)
+                beforeRename()
+                try snapshot.finish(finalPath: finalPath)
+            } catch {
+                try? snapshot.abandon()
+                throw error
+            }
         } catch {
             recordCheckpointFailure(error)
             throw error
         }
+        return finalPath
+    }
+
+    /// Records a snapshot that is in place as the store's, then removes the log segments and the older
+    /// snapshot it makes redundant.
+    private func adoptSnapshot(_ snapshotPath: String, lsn: UInt64, replacing covered: [Segment]) throws {
         let previous = checkpointState.withLock { s -> String? in
             defer {
-                s.snapshotPath = path(finalName)
+                s.snapshotPath = snapshotPath
                 s.lastLSN = lsn
                 s.lastDate = Date()
                 s.lastError = nil
             }
             return s.snapshotPath
         }
-        // Only now is the old log redundant. A crash before these removals leaves files recovery skips.
-        for segment in job.coveredSegments { try PosixFile.remove(segment.path) }
-        if let previous, previous != path(finalName) { try PosixFile.remove(previous) }
+        for segment in covered { try PosixFile.remove(segment.path) }
+        if let previous, previous != snapshotPath { try PosixFile.remove(previous) }
         try PosixFile.syncDirectory(directory)
     }
 
@@ -372,50 +402,14 @@ final class DurableStorage: @unchecked Sendable {
     /// entirely covered.
     func install(_ state: EngineState) throws {
         try checkWritable()
-        let finalName = Self.snapshotName(state.lsn)
-        do {
-            let snapshot = try SnapshotWriter.create(temporaryPath: path(finalName + ".tmp"), lsn: state.lsn)
-            do {
-                try SnapshotCodec.write(state, to: snapshot)
-                StorageTestHooks.reach(.rewriteSnapshotWritten)
-                try snapshot.finish(finalPath: path(finalName))
-            } catch {
-                try? snapshot.abandon()
-                throw error
-            }
-        } catch {
-            recordCheckpointFailure(error)
-            throw error
-        }
+        let snapshot = try writeSnapshot(state) { StorageTestHooks.reach(.rewriteSnapshotWritten) }
         StorageTestHooks.reach(.rewriteSwitched)
         // From here the new content is the store's; a failure only leaves files recovery cleans up, but
         // this handle cannot go on appending to the old segment, so it is poisoned.
         do {
-            let segment = Segment(baseLSN: state.lsn + 1, path: path(Self.segmentName(state.lsn + 1)))
-            let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
-            try PosixFile.syncDirectory(directory)
+            let old = try startSegment(after: state.lsn)
             StorageTestHooks.reach(.rewriteSegmentCreated)
-            let old = segments
-            segments = [segment]
-            writer = fresh
-            syncCondition.withLock {
-                syncState.writer = fresh
-                syncState.appendedLSN = state.lsn
-                syncState.syncedLSN = state.lsn
-            }
-            logBytesSinceCheckpoint = 0
-            let previous = checkpointState.withLock { s -> String? in
-                defer {
-                    s.snapshotPath = path(finalName)
-                    s.lastLSN = state.lsn
-                    s.lastDate = Date()
-                    s.lastError = nil
-                }
-                return s.snapshotPath
-            }
-            for segment in old { try PosixFile.remove(segment.path) }
-            if let previous, previous != path(finalName) { try PosixFile.remove(previous) }
-            try PosixFile.syncDirectory(directory)
+            try adoptSnapshot(snapshot, lsn: state.lsn, replacing: old)
         } catch {
             poison("finishing a rewrite failed after its snapshot was in place: \(error)")
             throw error

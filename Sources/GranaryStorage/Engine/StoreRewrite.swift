@@ -82,13 +82,7 @@ public final class TableRewrite {
         self.id = id
         self.schema = schema
         self.nextKey = nextKey
-        indexes = try schema.indexes.map { definition in
-            if definition.columns.isEmpty {
-                throw StorageError.invalidArgument("index '\(definition.name)' on table '\(schema.name)' names no columns")
-            }
-            return IndexState(definition: definition, columnPositions: try TableState.positions(of: definition, in: schema),
-                              entries: ByteTree())
-        }
+        indexes = try schema.indexes.map { try TableState.emptyIndex($0, in: schema) }
         entries = indexes.map { _ in [] }
         exempt = indexes.map { _ in [] }
     }

@@ -110,10 +110,7 @@ struct TableState: Sendable {
         if indexes.contains(where: { $0.definition.name == definition.name }) {
             throw StorageError.indexExists(table: name, index: definition.name)
         }
-        if definition.columns.isEmpty {
-            throw StorageError.invalidArgument("index '\(definition.name)' on table '\(name)' names no columns")
-        }
-        var index = IndexState(definition: definition, columnPositions: try Self.positions(of: definition, in: schema), entries: ByteTree())
+        var index = try Self.emptyIndex(definition, in: schema)
         // Build from existing rows; a unique violation leaves the table as it was.
         var failure: Error?
         rows.scan { k, v in
@@ -136,6 +133,16 @@ struct TableState: Sendable {
         if let failure { throw failure }
         indexes.append(index)
         schema.indexes.append(definition)
+    }
+
+    /// An index with no entries yet, its definition checked against the table's columns.
+    /// - Throws: `StorageError.invalidArgument` for an index that names no columns or a to-many column;
+    ///   `.noSuchColumn`.
+    static func emptyIndex(_ definition: IndexDefinition, in schema: TableSchema) throws -> IndexState {
+        if definition.columns.isEmpty {
+            throw StorageError.invalidArgument("index '\(definition.name)' on table '\(schema.name)' names no columns")
+        }
+        return IndexState(definition: definition, columnPositions: try positions(of: definition, in: schema), entries: ByteTree())
     }
 
     static func positions(of definition: IndexDefinition, in schema: TableSchema) throws -> [Int] {

@@ -48,7 +48,7 @@ struct StackSuiteRunner {
         let view = stack.viewContext
 
         progress("\(layout.title): seed \(options.stackSeed) objects")
-        var generator = SplitMix(state: 0x57AC_CAFE)
+        var generator = SplitMix64(seed: 0x57AC_CAFE)
         let seedContext = layout.importContext(of: stack)
         var seedGenerator = generator
         try seedContext.performAndWait { try StackImport.insert(options.stackSeed, from: 0, into: seedContext, generator: &seedGenerator) }

@@ -96,7 +96,7 @@ struct MigrationBench {
         guard let item = mapping.entity(named: "Item") else { throw BenchError.misconfigured("no Item mapping") }
         let columns = ["name", "qty", "price", "created"].map { item.column(forProperty: $0)! }
         let engine = try Engine.open(.directory(url), options: .init(durability: .off))
-        var generator = SplitMix(state: 0x316_6A7E)
+        var generator = SplitMix64(seed: 0x316_6A7E)
         let epoch = Date(timeIntervalSinceReferenceDate: 700_000_000)
         var next = 0
         while next < count {

@@ -61,7 +61,7 @@ enum StackImport {
     }
 
     /// Inserts `count` items whose ranks come from `generator`, in one context, and saves.
-    static func insert(_ count: Int, from start: Int, into context: ManagedObjectContext, generator: inout SplitMix) throws {
+    static func insert(_ count: Int, from start: Int, into context: ManagedObjectContext, generator: inout SplitMix64) throws {
         for n in start..<(start + count) {
             let item = ImportedItem(context: context)
             item.title = "item \(n)"
@@ -69,17 +69,5 @@ enum StackImport {
             item.created = Date(timeIntervalSince1970: 1_704_067_200 + Double(n))
         }
         try context.save()
-    }
-}
-
-/// A small seeded generator (SplitMix64) so every layout imports the same ranks.
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
