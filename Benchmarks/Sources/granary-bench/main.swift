@@ -157,6 +157,13 @@ do {
         report("generating \(options.objects) employees")
         let dataset = ObjectDataset(employees: options.objects, queries: options.objectQueries, seed: 0x0B7EC7)
         let runner = ObjectSuiteRunner(options: options, dataset: dataset, scratch: scratch, progress: report)
+        if options.isGranaryOnly {
+            let result = try runner.run(try GranaryObjectStore.system())
+            for workload in ObjectWorkload.allCases {
+                print("\(workload.title(options, departments: dataset.departments.count)): \(result.measurements[workload].map { "\($0)" } ?? "—")")
+            }
+            exit(0)
+        }
         let systems = [try GranaryObjectStore.system()]
             + SQLiteSetup.ConnectionKind.allCases.flatMap { kind in
                 [GRDBObjectsFastStore.system(kind, cacheMiB: options.sqliteCacheMiB),

@@ -135,11 +135,11 @@ extension ManagedObjectContext {
 
     /// A registered object for a fetched record; an object with unsaved changes keeps them.
     func materialize(_ record: ObjectRecord, fault: Bool) -> ManagedObject {
-        if let object = registry[record.id]?.object {
+        if let object = liveObject(record.id) {
             if !object.hasChanges && !fault { object.apply(record) }
             return object
         }
-        let object = registeredOrFault(record.id)!
+        let object = record.layout.map { makeFault(record.id, entity: $0.entity) } ?? registeredOrFault(record.id)!
         if !fault { object.apply(record) } else { object.rowVersion = record.version }
         return object
     }

@@ -26,10 +26,14 @@ extension ManagedObjectContext {
                 continue
             }
             guard object.insertedState || !object.changedIndexes.isEmpty else { continue }
-            for (i, kind) in object.layout.kinds.enumerated() {
-                switch kind {
+            // An update checks what it changed: the rest was valid when it was saved or loaded.
+            let indexes = object.insertedState ? Array(object.layout.kinds.indices) : Array(object.changedIndexes)
+            for i in indexes {
+                switch object.layout.kinds[i] {
                 case .attribute(let a):
                     if a.isTransient { continue }
+                    // No rules and a value of the attribute's own type: nothing can be wrong with it.
+                    if a.validationRules.isEmpty, let value = object.values[i], a.type.canonicalFastPath(value) != nil { continue }
                     errors += a.validate(object.values[i])
                 case .toOne(let r):
                     if !r.isOptional && object.values[i] == nil {
@@ -117,7 +121,7 @@ extension ManagedObjectContext {
     /// Applies the merge policy to objects the store changed under us; the save then tries again.
     private func resolve(_ found: ConflictsFound) {
         for conflict in found.conflicts {
-            guard let object = registry[conflict.objectID]?.object else { continue }
+            guard let object = liveObject(conflict.objectID) else { continue }
             guard let record = found.storeRecords[conflict.objectID] else {
                 // Deleted in the store: a deletion there wins over edits here, whatever the policy.
                 changed[ObjectIdentifier(object)] = nil
@@ -182,6 +186,7 @@ extension ManagedObjectContext {
     private func finishSave(_ outcome: SaveOutcome) -> ContextChanges {
         let ids = outcome.ids
         var saved = ContextChanges()
+        saved.inserted.reserveCapacity(ids.count)
         if !ids.isEmpty {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.
@@ -196,9 +201,9 @@ extension ManagedObjectContext {
             // The store wrote version 1 for an insert and the next version for an update.
             if object.insertedState { object.rowVersion = 1 } else if !object.changedIndexes.isEmpty { object.rowVersion += 1 }
             if object.insertedState, let permanent = ids[object.objectID] {
-                let box = registry.removeValue(forKey: object.objectID)
+                registry.removeValue(forKey: object.objectID)
                 object.objectID = permanent
-                if let box, box.object === object { registry[permanent] = box } else { register(object) }
+                registry[permanent] = object
                 object.insertedState = false
                 saved.inserted.insert(permanent)
             } else {
@@ -211,14 +216,14 @@ extension ManagedObjectContext {
         changed = [:]
         // The store finished links at rows this context did not write, or wrote differently: take them.
         for (id, record) in outcome.touched {
-            if let object = registry[id]?.object, !object.faultState { object.apply(record) }
+            if let object = liveObject(id), !object.faultState { object.apply(record) }
             saved.updated.insert(id)
         }
         for id in outcome.cascadedDeletes {
             saved.updated.remove(id)
             saved.inserted.remove(id)
             saved.deleted.insert(id)
-            guard let object = registry.removeValue(forKey: id)?.object else { continue }
+            guard let object = registry.removeValue(forKey: id) else { continue }
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()
@@ -301,7 +306,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        for box in registry.values { box.object?.replaceReferences(mapping) }
+        for object in registry.values { object.replaceReferences(mapping) }
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
             registry[object.objectID] = nil

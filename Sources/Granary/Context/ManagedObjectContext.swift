@@ -46,13 +46,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return key
     }()
 
-    final class WeakObject {
-        weak var object: ManagedObject?
-        init(_ object: ManagedObject) { self.object = object }
-    }
-    /// Every object the context knows, weakly: unchanged objects go away when nobody holds them, which
-    /// keeps memory bounded while iterating big results.
-    var registry: [ManagedObjectID: WeakObject] = [:]
+    /// Every object the context knows. Held strongly, but an unchanged object that nobody else holds is
+    /// dropped at the next sweep (`register`), which keeps memory bounded while iterating big results,
+    /// as Core Data's weakly held registry does. Not weak references: an object that is the target of
+    /// one moves its reference counts to a side table, which makes every retain and release of it take
+    /// the slow path, and most of an object's life is retains and releases.
+    var registry: [ManagedObjectID: ManagedObject] = [:]
     private var nextRegistrySweep = 1024
     /// Objects with unsaved changes, held strongly until saved or rolled back.
     var changed: [ObjectIdentifier: ManagedObject] = [:]
@@ -142,7 +141,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// - Throws: `ContextError.noSuchObject`, or store errors.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         assertOnQueue()
-        if let object = registry[id]?.object, !object.faultState { return object }
+        if let object = liveObject(id), !object.faultState { return object }
         guard let record = try loadRecord(for: id) else { throw ContextError.noSuchObject(id) }
         let object = registeredOrFault(id)!
         if object.faultState { object.apply(record) }
@@ -150,14 +149,22 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The registered object with this ID, if the context has one alive.
-    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registry[id]?.object }
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { liveObject(id) }
 
     /// Every object the context holds alive.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values.compactMap(\.object)) }
+    public var registeredObjects: Set<ManagedObject> {
+        sweepRegistry()
+        return Set(registry.values)
+    }
 
     func registeredOrFault(_ id: ManagedObjectID) -> ManagedObject? {
-        if let object = registry[id]?.object { return object }
+        if let object = liveObject(id) { return object }
         guard let entity = model?.entity(named: id.entityName) else { return nil }
+        return makeFault(id, entity: entity)
+    }
+
+    /// A new fault for an ID that is not registered, registered.
+    func makeFault(_ id: ManagedObjectID, entity: EntityDescription) -> ManagedObject {
         let type = (entity.objectType as? ManagedObject.Type) ?? ManagedObject.self
         let object = type.init(entity: entity, insertInto: nil)
         object.objectID = id
@@ -168,16 +175,38 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func register(_ object: ManagedObject) {
-        // Drop the boxes of objects that went away, but only when the registry has doubled since the
-        // last sweep, so that registering stays O(1) amortized even when every object is still alive.
+        // Drop the objects nobody else holds, but only when the registry has doubled since the last
+        // sweep, so that registering stays O(1) amortized even when every object is still held.
         if registry.count >= nextRegistrySweep {
-            // In place: when every object is still alive (a fetch building its result) nothing is
-            // rebuilt, only scanned.
-            let gone = registry.compactMap { $0.value.object == nil ? $0.key : nil }
-            for id in gone { registry.removeValue(forKey: id) }
+            sweepRegistry()
             nextRegistrySweep = max(1024, registry.count * 2)
         }
-        registry[object.objectID] = WeakObject(object)
+        registry[object.objectID] = object
+    }
+
+    /// The registered object with this ID, if it is alive. One that only the registry holds is what a
+    /// weakly held registry would already have lost: it is forgotten here, so that nobody is handed its
+    /// stale values (the next use loads the object afresh, as Core Data would).
+    func liveObject(_ id: ManagedObjectID) -> ManagedObject? {
+        guard let i = registry.index(forKey: id) else { return nil }
+        if isKnownUniquelyReferenced(&registry.values[i]) {
+            registry.remove(at: i)
+            return nil
+        }
+        return registry.values[i]
+    }
+
+    /// Forgets the registered objects that only the registry holds. Objects with unsaved changes are
+    /// also held by `changed`, so they stay. In place: when every object is still held (a fetch
+    /// building its result) nothing is rebuilt, only scanned.
+    func sweepRegistry() {
+        var gone: [ManagedObjectID] = []
+        var i = registry.startIndex
+        while i != registry.endIndex {
+            if isKnownUniquelyReferenced(&registry.values[i]) { gone.append(registry.keys[i]) }
+            registry.formIndex(after: &i)
+        }
+        for id in gone { registry.removeValue(forKey: id) }
     }
 
     /// The store's (or parent's) state of an object.
@@ -364,7 +393,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Forgets every object; objects held elsewhere are detached from the context.
     public func reset() {
         assertOnQueue()
-        for box in registry.values { box.object?.managedObjectContext = nil }
+        for object in registry.values { object.managedObjectContext = nil }
         registry = [:]
         changed = [:]
         pendingNotification = ContextChanges()
@@ -422,7 +451,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func mergeChanges(fromContextDidSave changes: ContextChanges) {
         assertOnQueue()
         for id in changes.updated {
-            guard let object = registry[id]?.object, !object.faultState else {
+            guard let object = liveObject(id), !object.faultState else {
                 // Nothing loaded to refresh, but observers (fetched-results controllers) may need to
                 // re-evaluate the object: it may now match their predicate.
                 pendingNotification.refreshed.insert(id)
@@ -431,7 +460,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {
-            guard let object = registry[id]?.object else { continue }
+            guard let object = liveObject(id) else { continue }
             registry[id] = nil
             changed[ObjectIdentifier(object)] = nil
             object.deletedState = true

@@ -101,6 +101,15 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     ///   `.unregisteredTransformableType` or `.transformFailed` for transformable values.
     public func storageValue(for value: Any?) throws(ValueConversionError) -> Value {
         guard let value else { return .null }
+        // Objects hold canonical values, so a save's rows mostly come from these casts.
+        switch self {
+        case .string: if let s = value as? String { return .string(s) }
+        case .integer64: if let i = value as? Int64 { return .int(i) }
+        case .double: if let d = value as? Double { return .double(d) }
+        case .date: if let d = value as? Date { return .date(d) }
+        case .boolean: if let b = value as? Bool { return .bool(b) }
+        default: break
+        }
         if let converted = try convert(value) { return converted }
         // A nil or value boxed in an Optional inside `Any` (an `Int?` passed as `Any`): look through it.
         if let boxed = value as? any OptionalBox {

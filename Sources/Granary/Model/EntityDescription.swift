@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A kind of object in the model, its properties and its place in an inheritance hierarchy: Core Data's
 /// `NSEntityDescription`.
 ///
@@ -159,6 +161,8 @@ final class EntityStorage: Sendable {
     let propertiesByName: [String: PropertyDescription]
     let attributesByName: [String: AttributeDescription]
     let relationshipsByName: [String: RelationshipDescription]
+    /// The object layer's layout of this entity, made on first use (`EntityLayout.of`).
+    let layout = AtomicLazyReference<EntityLayout>()
 
     init(
         declaration: EntityDeclaration, superIndex: Int?, subIndices: [Int], descendantIndices: [Int], rootIndex: Int,

@@ -4,22 +4,34 @@ import Synchronization
 /// Where each property of an entity sits in a managed object's value array, and how typed key paths
 /// map to properties. Built once per entity and shared by every object of it.
 final class EntityLayout: Sendable {
+    /// Indirect: a description is a large struct, and hot loops copy kinds; a boxed payload copies as
+    /// one retain instead of one per field.
     enum Kind: Sendable {
-        case attribute(AttributeDescription)
-        case toOne(RelationshipDescription)
-        case toMany(RelationshipDescription)
+        indirect case attribute(AttributeDescription)
+        indirect case toOne(RelationshipDescription)
+        indirect case toMany(RelationshipDescription)
     }
 
     let entity: EntityDescription
     let names: [String]
     let kinds: [Kind]
     let indexByName: [String: Int]
+    /// The indexes of relationships, for passes that only care about references.
+    let relationshipIndexes: [Int]
     /// Every property's `initialValue(at:)`, shared by new objects until they change one.
     // Immutable, and every element is a model default (`Sendable`) or an empty ID array.
     nonisolated(unsafe) let initialValues: [Any?]
+    /// Property indexes of `@Managed` storage key paths. Looked up by identity first: a key path
+    /// literal is one object for the life of the process, and comparing pointers is far cheaper than
+    /// hashing a key path, which every typed read and write would otherwise do. The table holds its key
+    /// paths, so an address cannot be reused by another key path while it is listed. Key paths that are
+    /// made anew for each access (in generic code) are found by hash instead, and the identity table
+    /// stops growing at `identityLimit`.
     private let keyPathLock = NSLock()
-    // Guarded by `keyPathLock`; key paths are immutable values, only the dictionary changes.
-    nonisolated(unsafe) private var keyPathIndexes: [AnyKeyPath: Int] = [:]
+    // Guarded by `keyPathLock`; key paths are immutable, only the tables change.
+    nonisolated(unsafe) private var keyPathsByIdentity: [(keyPath: AnyKeyPath, index: Int)] = []
+    nonisolated(unsafe) private var keyPathsByHash: [AnyKeyPath: Int] = [:]
+    private static let identityLimit = 64
 
     private init(entity: EntityDescription) {
         self.entity = entity
@@ -35,6 +47,7 @@ final class EntityLayout: Sendable {
         self.names = names
         self.kinds = kinds
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
         self.initialValues = kinds.map { kind in
             switch kind {
             case .attribute(let a): return a.defaultValue
@@ -44,25 +57,27 @@ final class EntityLayout: Sendable {
         }
     }
 
-    private static let cacheLock = NSLock()
-    // Guarded by `cacheLock`.
-    nonisolated(unsafe) private static var cache: [EntityDescription: EntityLayout] = [:]
-
+    /// The layout of an entity, made on first use and kept with the entity's storage (entities are
+    /// equal exactly when their storage is the same object), so that creating an object looks nothing up.
     static func of(_ entity: EntityDescription) -> EntityLayout {
-        cacheLock.withLock {
-            if let layout = cache[entity] { return layout }
-            let layout = EntityLayout(entity: entity)
-            cache[entity] = layout
-            return layout
-        }
+        if let layout = entity.storage.layout.load() { return layout }
+        return entity.storage.layout.storeIfNil(EntityLayout(entity: entity))
     }
 
     func cachedIndex(forKeyPath keyPath: AnyKeyPath) -> Int? {
-        keyPathLock.withLock { keyPathIndexes[keyPath] }
+        keyPathLock.withLock {
+            for entry in keyPathsByIdentity where entry.keyPath === keyPath { return entry.index }
+            guard let index = keyPathsByHash[keyPath] else { return nil }
+            if keyPathsByIdentity.count < Self.identityLimit { keyPathsByIdentity.append((keyPath, index)) }
+            return index
+        }
     }
 
     func cache(_ index: Int, forKeyPath keyPath: AnyKeyPath) {
-        keyPathLock.withLock { keyPathIndexes[keyPath] = index }
+        keyPathLock.withLock {
+            keyPathsByHash[keyPath] = index
+            if keyPathsByIdentity.count < Self.identityLimit { keyPathsByIdentity.append((keyPath, index)) }
+        }
     }
 
     /// The initial value of a property in a new object: the attribute's default, an empty to-many.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Finds the property names behind typed key paths to `@Managed` properties, which Swift describes only
 /// as `<computed 0x…>`: the key path is applied to a probe object whose `@Managed` getters record the
@@ -9,6 +10,10 @@ import Foundation
 final class KeyPathProbe: @unchecked Sendable {
     // @unchecked: a probe lives for one synchronous key-path application on one thread.
     @TaskLocal static var current: KeyPathProbe?
+    /// Probes under way in the process: `@Managed` getters read the task-local `current` only when
+    /// some are, since an atomic load costs a fraction of a task-local lookup.
+    private static let activeProbes = Atomic<Int>(0)
+    static var isProbing: Bool { activeProbes.load(ordering: .relaxed) > 0 }
 
     private let model: ManagedObjectModel
     private(set) var components: [String] = []
@@ -27,6 +32,8 @@ final class KeyPathProbe: @unchecked Sendable {
         // subclass's stored properties can carry the wrong one.
         let probe = KeyPathProbe(model: model)
         if let root = makeProbeObject(entity) {
+            activeProbes.wrappingAdd(1, ordering: .relaxed)
+            defer { activeProbes.wrappingSubtract(1, ordering: .relaxed) }
             $current.withValue(probe) { _ = root[keyPath: keyPath] }
         }
         if probe.components.isEmpty {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Declares a typed property of a `ManagedObject` subclass, backed by the attribute or relationship of
 /// the same name in the entity: Granary's `@NSManaged`.
@@ -15,12 +14,10 @@ import Synchronization
 /// reports it as missing): declare it optional or give the attribute a default value.
 @propertyWrapper
 public struct Managed<Value>: ManagedStorage {
-    /// Tells this declaration's storage apart from every other's, so that the property's name can be
-    /// found by reflection (Swift describes a subclass's private storage key paths unreliably).
-    let token = ManagedStorageToken.next()
-    /// The property's index in its object's layout, once looked up: reading it back through the storage
-    /// key path is a fixed-offset load, where a lookup hashes the key path.
-    var index = -1
+    /// Set for a moment on one object's declaration while its property's name is found by reflection
+    /// (Swift describes a subclass's private storage key paths unreliably). One byte, not an index
+    /// cached per object: every object would pay for it, and a new object's first read would miss.
+    var isMarked = false
 
     public init() {}
 
@@ -38,7 +35,7 @@ public struct Managed<Value>: ManagedStorage {
     ) -> Value {
         get {
             let i = index(object, storageKeyPath)
-            if let probe = KeyPathProbe.current {
+            if KeyPathProbe.isProbing, let probe = KeyPathProbe.current {
                 return probe.record(object, property: i, as: Value.self)
             }
             let raw = object.publicValue(at: i)
@@ -64,23 +61,20 @@ public struct Managed<Value>: ManagedStorage {
         }
     }
 
-    /// The property behind the wrapper: found once per class by matching the storage's token against
-    /// the object's reflected children (`_name` → `name`), then cached by key path.
+    /// The property behind the wrapper: found once per class by marking the storage and finding the
+    /// marked one among the object's reflected children (`_name` → `name`), then cached by key path.
     private static func index<Object: ManagedObject>(_ object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> Int {
-        let stored = object[keyPath: storageKeyPath].index
-        if stored >= 0 { return stored }
-        let i = lookUpIndex(object, storageKeyPath)
-        object[keyPath: storageKeyPath].index = i
-        return i
+        if let i = object.layout.cachedIndex(forKeyPath: storageKeyPath) { return i }
+        return lookUpIndex(object, storageKeyPath)
     }
 
     private static func lookUpIndex<Object: ManagedObject>(_ object: Object, _ storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>) -> Int {
-        if let i = object.layout.cachedIndex(forKeyPath: storageKeyPath) { return i }
-        let token = object[keyPath: storageKeyPath].token
+        object[keyPath: storageKeyPath].isMarked = true
+        defer { object[keyPath: storageKeyPath].isMarked = false }
         var mirror: Mirror? = Mirror(reflecting: object)
         while let m = mirror {
             for child in m.children {
-                guard let storage = child.value as? any ManagedStorage, storage.token == token, var label = child.label else { continue }
+                guard let storage = child.value as? any ManagedStorage, storage.isMarked, var label = child.label else { continue }
                 if label.hasPrefix("_") { label.removeFirst() }
                 guard let i = object.layout.indexByName[label] else {
                     preconditionFailure("@Managed var \(label) of \(Object.self) names no property of entity \(object.entity.name)")
@@ -110,12 +104,7 @@ extension Optional: AnyOptional {
 
 /// What every `Managed<Value>` has, whatever its value type: for finding a declaration by reflection.
 protocol ManagedStorage {
-    var token: UInt64 { get }
-}
-
-enum ManagedStorageToken {
-    private static let counter = Mutex<UInt64>(0)
-    static func next() -> UInt64 { counter.withLock { $0 += 1; return $0 } }
+    var isMarked: Bool { get }
 }
 
 /// Converts the values the object layer stores into the types `@Managed` properties declare.

@@ -18,7 +18,7 @@ import Foundation
 /// between contexts instead.
 open class ManagedObject: CustomStringConvertible, Hashable {
     /// The entity this object belongs to.
-    public let entity: EntityDescription
+    public var entity: EntityDescription { layout.entity }
     /// Temporary until the object is saved, permanent after.
     public internal(set) var objectID: ManagedObjectID
     /// The context that owns the object; `nil` once it is removed (deleted and saved, or reset).
@@ -45,7 +45,6 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Creates an object of `entity`, inserted into `context` if one is given (Core Data's designated
     /// initializer). Subclasses that add stored properties must keep this initializer.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        self.entity = entity
         let layout = EntityLayout.of(entity)
         self.layout = layout
         self.objectID = ManagedObjectID(temporaryFor: entity.name)
@@ -323,16 +322,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// permanent at save).
     func replaceReferences(_ mapping: [ManagedObjectID: ManagedObjectID]) {
         func remap(_ array: inout [Any?]) {
-            for (i, kind) in layout.kinds.enumerated() {
-                switch kind {
-                case .attribute:
-                    continue
-                case .toOne:
-                    if let id = array[i] as? ManagedObjectID, id.isTemporaryID, let new = mapping[id] { array[i] = new }
-                case .toMany:
-                    if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { $0.isTemporaryID && mapping[$0] != nil }) {
-                        array[i] = ids.map { $0.isTemporaryID ? mapping[$0] ?? $0 : $0 }
-                    }
+            for i in layout.relationshipIndexes {
+                if let id = array[i] as? ManagedObjectID {
+                    if id.isTemporaryID, let new = mapping[id] { array[i] = new }
+                } else if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { $0.isTemporaryID && mapping[$0] != nil }) {
+                    array[i] = ids.map { $0.isTemporaryID ? mapping[$0] ?? $0 : $0 }
                 }
             }
         }

@@ -57,7 +57,8 @@ extension PersistentStore {
         }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
-        return ObjectRecord(id: ManagedObjectID(entityName: entityName, store: identifier, key: key), values: values, version: version)
+        return ObjectRecord(id: ManagedObjectID(entityName: entityName, store: identifier, key: key), values: values, version: version,
+                            layout: layout)
     }
 
     /// Encodes an object's values as a row of its table.

@@ -191,10 +191,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     ///   for constraint violations and store errors.
     func save(_ changes: StoreChanges) throws -> SaveOutcome {
         var byStore: [ObjectIdentifier: (store: PersistentStore, changes: StoreChanges)] = [:]
+        // Saves are runs of one entity: the store of the last temporary ID's entity is kept.
+        var lastEntity: (name: String, key: ObjectIdentifier)?
         func bucket(_ id: ManagedObjectID) throws -> ObjectIdentifier {
+            if id.isTemporaryID, let lastEntity, lastEntity.name == id.entityName { return lastEntity.key }
             let store = try id.isTemporaryID ? self.store(forEntity: id.entityName) : self.store(for: id)
             let key = ObjectIdentifier(store)
             if byStore[key] == nil { byStore[key] = (store, StoreChanges()) }
+            if id.isTemporaryID { lastEntity = (id.entityName, key) }
             return key
         }
         for insert in changes.inserts { byStore[try bucket(insert.id)]!.changes.inserts.append(insert) }
@@ -235,12 +239,19 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                               outcome: inout SaveOutcome) throws {
         let snapshot = tx.snapshot
         // Each entity's table, by name and by ID, looked up once per save.
-        var tables: [String: (name: String, id: TableID)] = [:]
+        var tables: [EntityDescription: (name: String, id: TableID)] = [:]
+        // Saves are runs of one entity: the last answer is checked first, by identity.
+        var last: (entity: EntityDescription, location: (name: String, id: TableID))?
         func location(_ entity: EntityDescription) throws -> (name: String, id: TableID) {
-            if let known = tables[entity.name] { return known }
+            if let last, last.entity == entity { return last.location }
+            if let known = tables[entity] {
+                last = (entity, known)
+                return known
+            }
             let name = try store.entityMapping(entity.name).tableName
             let found = (name, try store.tableIDs[entity.name] ?? snapshot.tableID(of: name))
-            tables[entity.name] = found
+            tables[entity] = found
+            last = (entity, found)
             return found
         }
         // Optimistic locking: every updated or deleted row must still be at the version the context read.
@@ -268,6 +279,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
         // Permanent keys for inserted objects first, so rows can reference each other.
         var nextKeys: [String: Int64] = [:]
+        outcome.ids.reserveCapacity(changes.inserts.count)
         for insert in changes.inserts {
             if insert.id.primaryKey != nil && insert.id.persistentStoreIdentifier == store.identifier {
                 // Obtained with obtainPermanentIDs: its key is reserved, and the object keeps its ID.

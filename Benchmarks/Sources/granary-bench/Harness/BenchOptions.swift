@@ -33,6 +33,8 @@ struct BenchOptions {
     var reopenRepetitions = 5
     var isQuick = false
     var isMarkdown = false
+    /// Profiling runs: the object table's Granary column alone, its figures printed without ratios.
+    var isGranaryOnly = false
     /// SQLite's page cache per connection, or `nil` for SQLite's default of 2 MiB.
     var sqliteCacheMiB: Int?
     /// The folder in which a fresh scratch folder is made; it must be on the disk being measured.
@@ -40,7 +42,7 @@ struct BenchOptions {
 
     static let usage = """
         usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration] [--quick] [--markdown]
-                             [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
+                             [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
 
           --rows N        rows in the main table (default 100000)
           --large-rows N  rows in the store measured for reopen time and size, and objects in the
@@ -51,6 +53,8 @@ struct BenchOptions {
                           migration (a large store across one model change; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
+          --granary-only  object table only: run Granary's column alone and print its figures (for
+                          profiling; no peers, so no ratios)
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
           --sqlite-cache-mb N
                           SQLite page cache per connection in MiB (default: SQLite's own, 2 MiB)
@@ -86,6 +90,7 @@ struct BenchOptions {
                 options.tables = [table]
             case "--quick": options.isQuick = true
             case "--markdown": options.isMarkdown = true
+            case "--granary-only": options.isGranaryOnly = true
             case "--dir":
                 guard let path = iterator.next() else { throw BenchError.usage("--dir needs a path") }
                 options.parentDirectory = path
