@@ -62,6 +62,37 @@ import Testing
         }
     }
 
+    /// The registry holds objects strongly (for speed) but must behave as Core Data's weak one: an
+    /// object nobody holds is forgotten, so the next lookup loads what the store has now; one that is
+    /// held stays the same instance, with the values it had, until refreshed.
+    @Test func objectsNobodyHoldsAreForgottenAndHeldOnesStay() throws {
+        let (coordinator, context) = try makeStack()
+        let other = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let (dropped, held): (ManagedObjectID, ManagedObjectID) = try context.performAndWait {
+            let a = makeEmployee(context, "A", salary: 1)
+            let b = makeEmployee(context, "B", salary: 1)
+            try context.save()
+            return (a.objectID, b.objectID)
+        }
+        let keep: Employee = try context.performAndWait {
+            let all = try context.fetch(FetchRequest<Employee>())
+            return try #require(all.first { $0.objectID == held })
+        }
+        try other.performAndWait {
+            for id in [dropped, held] { try #require(try other.existingObject(with: id) as? Employee).salary = 2 }
+            try other.save()
+        }
+        try context.performAndWait {
+            #expect(context.registeredObject(for: dropped) == nil)
+            #expect(context.registeredObjects.map(\.objectID) == [held])
+            #expect((try context.existingObject(with: dropped) as? Employee)?.salary == 2)
+            let same = try #require(try context.existingObject(with: held) as? Employee)
+            #expect(same === keep && same.salary == 1)
+            context.refresh(same, mergeChanges: false)
+            #expect(same.salary == 2)
+        }
+    }
+
     @Test func unsavedChangesShowUpInFetches() throws {
         let (_, context) = try makeStack()
         try context.performAndWait {

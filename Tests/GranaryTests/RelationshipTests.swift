@@ -38,6 +38,52 @@ import Testing
         }
     }
 
+    /// Past 32 members the inverse side keeps a member set (`ManagedObject.memberSets`); every way of
+    /// writing the relationship must keep it right, or links are lost or doubled.
+    @Test func largeToManyInversesStayExactThroughEveryKindOfWrite() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let boss = Employee(context: context)
+            boss.name = "Boss"
+            let other = Employee(context: context)
+            other.name = "Other"
+            let staff = (0..<80).map { i -> Employee in
+                let e = Employee(context: context)
+                e.name = "E\(i)"
+                return e
+            }
+            for e in staff { e.manager = boss }
+            // Linking again changes nothing.
+            for e in staff[0..<10] { e.manager = boss }
+            #expect(boss.reports.count == 80)
+            #expect(try (boss.value(forKey: "reports") as? Set<ManagedObject>)?.count == 80)
+            // Moving some away, then replacing the whole set, then linking one by one again.
+            for e in staff[0..<30] { e.manager = other }
+            #expect(boss.reports.count == 50 && other.reports.count == 30)
+            boss.reports = Set(staff[40..<80])
+            #expect(staff[30..<40].allSatisfy { $0.manager == nil })
+            for e in staff[30..<40] { e.manager = boss }
+            for e in staff[30..<40] { e.manager = boss }
+            #expect(boss.reports == Set(staff[30..<80]))
+            // A rollback puts the saved (empty) relationship back; links made after it start afresh.
+            context.rollback()
+            let again = Employee(context: context)
+            again.name = "Again"
+            let team = (0..<40).map { i -> Employee in
+                let e = Employee(context: context)
+                e.name = "T\(i)"
+                e.manager = again
+                return e
+            }
+            for e in team { e.manager = again }
+            #expect(again.reports == Set(team))
+            try context.save()
+            context.reset()
+            let reloaded = try context.fetch(FetchRequest<Employee>(predicate: #Predicate { $0.name == "Again" }))
+            #expect(reloaded.first?.reports.count == 40)
+        }
+    }
+
     @Test func deleteRulesNullifyCascadeAndDeny() throws {
         let (coordinator, context) = try makeStack()
         try context.performAndWait {

@@ -187,6 +187,8 @@ extension ManagedObjectContext {
         let ids = outcome.ids
         var saved = ContextChanges()
         saved.inserted.reserveCapacity(ids.count)
+        saved.updated.reserveCapacity(max(0, changed.count - ids.count))
+        saved.deleted.reserveCapacity(changed.values.count { $0.deletedState })
         if !ids.isEmpty {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.

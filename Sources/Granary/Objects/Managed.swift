@@ -48,9 +48,9 @@ public struct Managed<Value>: ManagedStorage {
         set {
             let i = index(object, storageKeyPath)
             do {
-                // Only an optional needs looking through; a plain value goes straight in.
-                let value: Any? = Value.self is any AnyOptional.Type ? ManagedValueCoercion.unwrap(newValue) : newValue
-                try object.setPublicValue(value, at: i)
+                // Optionals are looked through by the setter, and only where a plain cast fails: asking
+                // whether `Value` is an optional on every write is a conformance lookup.
+                try object.setPublicValue(newValue, at: i)
             } catch {
                 // A value the model rejects (70000 into an integer16) is kept out and reported by the
                 // next `save()`, which then writes nothing: a setter cannot throw, and a crash would be

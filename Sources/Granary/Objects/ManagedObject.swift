@@ -27,7 +27,17 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     let layout: EntityLayout
     /// Current values by property index. Attributes hold Swift values; to-one relationships hold a
     /// `ManagedObjectID?`, to-many ones a `[ManagedObjectID]`.
-    var values: [Any?]
+    var values: [Any?] {
+        // Any write may change a to-many relationship behind the member sets' back. (A `didSet` that
+        // does not read `oldValue` keeps element writes in place.)
+        didSet { if !keepsMemberSets && !memberSets.isEmpty { memberSets = [:] } }
+    }
+    /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
+    private var keepsMemberSets = false
+    /// Members of large to-many relationships as sets, by property index, built on first use by inverse
+    /// maintenance: linking 1,000 employees to a department one by one would otherwise scan its growing
+    /// array on every link. Dropped on every write to `values` but the ones that keep it up to date.
+    var memberSets: [Int: Set<ManagedObjectID>] = [:]
     /// The values as last read from or written to the store (or parent context); `nil` for an object
     /// that was never saved.
     var committed: [Any?]?
@@ -105,7 +115,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     }
 
     func publicValue(at i: Int) -> Any? {
+        // Only debug builds check: loading the weak context reference costs even when the check is empty.
+        #if DEBUG
         managedObjectContext?.assertOnQueue()
+        #endif
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .attribute:
@@ -128,10 +141,12 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func setPublicValue(_ value: Any?, at i: Int) throws {
         switch layout.kinds[i] {
         case .attribute(let a):
+            // Before looking through optionals: a cast to the attribute's type already does.
             if let value, let fast = a.type.canonicalFastPath(value) {
                 setRaw(fast, at: i)
                 return
             }
+            let value = ManagedValueCoercion.unwrap(value)
             let canonical: Any?
             do {
                 canonical = try a.type.swiftValue(from: a.storageValue(for: value))
@@ -142,10 +157,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             setRaw(canonical, at: i)
         case .toOne:
             let target: ManagedObject?
-            if value == nil || value is NSNull {
-                target = nil
-            } else if let object = value as? ManagedObject {
+            if let object = value as? ManagedObject {
                 target = object
+            } else if ManagedValueCoercion.unwrap(value) == nil || value is NSNull {
+                target = nil
             } else {
                 throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: String(describing: value!),
                                                   reason: "expected a managed object or nil")
@@ -153,7 +168,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             try setToOne(target, at: i)
         case .toMany:
             var objects: [ManagedObject] = []
-            switch value {
+            switch ManagedValueCoercion.unwrap(value) {
             case nil: break
             case let set as Set<ManagedObject>: objects = Array(set)
             case let array as [ManagedObject]: objects = array
@@ -175,7 +190,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Sets a value without inverse maintenance, recording the change.
     func setRaw(_ value: Any?, at i: Int) {
         fireFaultIfNeeded()
+        #if DEBUG
         managedObjectContext?.assertOnQueue()
+        #endif
         values[i] = value
         if !insertedState { changedIndexes.insert(i) }
         managedObjectContext?.objectDidChange(self)
@@ -260,14 +277,40 @@ open class ManagedObject: CustomStringConvertible, Hashable {
                 }
             }
         case .toMany:
-            mutateIDs(at: i) { ids in
-                if ids.contains(source.objectID) { return false }
-                ids.append(source.objectID)
-                return true
-            }
+            addMember(source.objectID, at: i)
         case .attribute:
             break
         }
+    }
+
+    /// Relationships at least this long get a member set for membership tests.
+    static let memberSetThreshold = 32
+
+    /// Appends an ID to a to-many relationship unless it is there already.
+    func addMember(_ id: ManagedObjectID, at i: Int) {
+        fireFaultIfNeeded()
+        var ids = values[i] as? [ManagedObjectID] ?? []
+        if ids.count < Self.memberSetThreshold {
+            if ids.contains(id) { return }
+            values[i] = nil
+            ids.append(id)
+            setRaw(ids, at: i)
+            return
+        }
+        // Taken out of the table, so that inserting into it does not copy it.
+        var members = memberSets.removeValue(forKey: i) ?? Set(ids)
+        if members.contains(id) {
+            memberSets[i] = members
+            return
+        }
+        keepsMemberSets = true
+        // Out of `values` first, so that the array is not shared and appending does not copy it.
+        values[i] = nil
+        ids.append(id)
+        setRaw(ids, at: i)
+        keepsMemberSets = false
+        members.insert(id)
+        memberSets[i] = members
     }
 
     /// `self` was unlinked from `source` through `relationship`: unlink back.

@@ -258,6 +258,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var conflicts: [MergeConflict] = []
         var storeRecords: [ManagedObjectID: ObjectRecord] = [:]
         var before: [ManagedObjectID: Row] = [:]
+        before.reserveCapacity(changes.updates.count + changes.deletes.count)
         func check(_ id: ManagedObjectID, _ entity: EntityDescription, expected: Int64) throws {
             guard let key = id.primaryKey else { return }
             let (table, tableID) = try location(entity)
