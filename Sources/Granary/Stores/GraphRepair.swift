@@ -63,9 +63,11 @@ struct GraphRepair {
         var column: Int
     }
 
-    init(store: PersistentStore, snapshot: Snapshot) {
+    /// - Parameter capacity: the rows the save writes, so that the working set is not rehashed as it fills.
+    init(store: PersistentStore, snapshot: Snapshot, capacity: Int = 0) {
         self.store = store
         self.snapshot = snapshot
+        entries.reserveCapacity(capacity)
     }
 
     // MARK: Input
@@ -113,7 +115,7 @@ struct GraphRepair {
                 }
             }
         }
-        let written = entries.filter { $0.value.origin != .repaired }.map(\.key).sorted()
+        let written = entries.compactMap { $0.value.origin != .repaired ? $0.key : nil }.sorted()
         for ref in written {
             guard let entry = entries[ref] else { continue }
             for (column, relationship) in relationshipColumns(of: entry.row, in: ref.table, table: entry.table) {

@@ -322,7 +322,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
 
         // Then the links finished against the store's current rows.
-        var graph = GraphRepair(store: store, snapshot: snapshot)
+        var graph = GraphRepair(store: store, snapshot: snapshot, capacity: inserts.count + updates.count)
         for p in inserts { try graph.addInsert(p.row, ref: p.ref) }
         for p in updates { try graph.addUpdate(p.row, before: p.before, ref: p.ref) }
         for delete in changes.deletes {
