@@ -139,7 +139,7 @@ extension ManagedObjectContext {
             if !object.hasChanges && !fault { object.apply(record) }
             return object
         }
-        let object = record.layout.map { makeFault(record.id, entity: $0.entity) } ?? registeredOrFault(record.id)!
+        let object = makeFault(record.id, entity: record.layout.entity)
         if !fault { object.apply(record) } else { object.rowVersion = record.version }
         return object
     }

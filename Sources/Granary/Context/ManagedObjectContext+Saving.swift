@@ -26,15 +26,10 @@ extension ManagedObjectContext {
                 continue
             }
             guard object.insertedState || !object.changedIndexes.isEmpty else { continue }
-            // An update checks what it changed: the rest was valid when it was saved or loaded.
-            let indexes = object.insertedState ? Array(object.layout.kinds.indices) : Array(object.changedIndexes)
-            for i in indexes {
+            func check(_ i: Int) {
                 switch object.layout.kinds[i] {
                 case .attribute(let a):
-                    if a.isTransient { continue }
-                    // No rules and a value of the attribute's own type: nothing can be wrong with it.
-                    if a.validationRules.isEmpty, let value = object.values[i], a.type.canonicalFastPath(value) != nil { continue }
-                    errors += a.validate(object.values[i])
+                    if !a.isTransient { errors += a.validate(object.values[i]) }
                 case .toOne(let r):
                     if !r.isOptional && object.values[i] == nil {
                         errors += r.validate(count: 0)
@@ -42,6 +37,12 @@ extension ManagedObjectContext {
                 case .toMany(let r):
                     errors += r.validate(count: (object.values[i] as? [ManagedObjectID] ?? []).count)
                 }
+            }
+            // An update checks what it changed: the rest was valid when it was saved or loaded.
+            if object.insertedState {
+                for i in object.layout.kinds.indices { check(i) }
+            } else {
+                for i in object.changedIndexes { check(i) }
             }
         }
         return rejected + denied + (errors.isEmpty ? [] : [ContextError.validation(errors)])
@@ -188,7 +189,6 @@ extension ManagedObjectContext {
         var saved = ContextChanges()
         saved.inserted.reserveCapacity(ids.count)
         saved.updated.reserveCapacity(max(0, changed.count - ids.count))
-        saved.deleted.reserveCapacity(changed.values.count { $0.deletedState })
         if !ids.isEmpty {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.

@@ -221,7 +221,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 guard let object = found else { return nil }
                 if object.deletedState { return nil }
                 object.fireFaultIfNeeded()
-                return ObjectRecord(id: id, values: object.values, version: object.rowVersion)
+                return ObjectRecord(id: id, values: object.values, version: object.rowVersion, layout: object.layout)
             }
         }
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator or parent") }

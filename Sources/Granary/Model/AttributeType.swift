@@ -101,15 +101,6 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     ///   `.unregisteredTransformableType` or `.transformFailed` for transformable values.
     public func storageValue(for value: Any?) throws(ValueConversionError) -> Value {
         guard let value else { return .null }
-        // Objects hold canonical values, so a save's rows mostly come from these casts.
-        switch self {
-        case .string: if let s = value as? String { return .string(s) }
-        case .integer64: if let i = value as? Int64 { return .int(i) }
-        case .double: if let d = value as? Double { return .double(d) }
-        case .date: if let d = value as? Date { return .date(d) }
-        case .boolean: if let b = value as? Bool { return .bool(b) }
-        default: break
-        }
         if let converted = try convert(value) { return converted }
         // A nil or value boxed in an Optional inside `Any` (an `Int?` passed as `Any`): look through it.
         if let boxed = value as? any OptionalBox {
@@ -216,6 +207,11 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     }
 
     private func integer(_ value: Any, in range: ClosedRange<Int64>) throws(ValueConversionError) -> Value? {
+        // Objects hold integers as `Int64`: a concrete cast is far cheaper than the existential one.
+        if let wide = value as? Int64 {
+            guard range.contains(wide) else { throw outOfRange(wide) }
+            return .int(wide)
+        }
         guard let i = value as? any BinaryInteger else { return nil }
         guard let wide = Int64(exactly: i), range.contains(wide) else { throw outOfRange(i) }
         return .int(wide)

@@ -114,11 +114,17 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         try setPublicValue(value, at: i)
     }
 
-    func publicValue(at i: Int) -> Any? {
-        // Only debug builds check: loading the weak context reference costs even when the check is empty.
+    /// Debug builds stop on use off the context's queue. Release builds do not even load the weak
+    /// context reference: that load costs on every read and write even when the check is empty.
+    @inline(__always)
+    func assertOnContextQueue(_ function: StaticString = #function) {
         #if DEBUG
-        managedObjectContext?.assertOnQueue()
+        managedObjectContext?.assertOnQueue(function)
         #endif
+    }
+
+    func publicValue(at i: Int) -> Any? {
+        assertOnContextQueue()
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .attribute:
@@ -190,9 +196,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Sets a value without inverse maintenance, recording the change.
     func setRaw(_ value: Any?, at i: Int) {
         fireFaultIfNeeded()
-        #if DEBUG
-        managedObjectContext?.assertOnQueue()
-        #endif
+        assertOnContextQueue()
         values[i] = value
         if !insertedState { changedIndexes.insert(i) }
         managedObjectContext?.objectDidChange(self)
@@ -288,29 +292,25 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// Appends an ID to a to-many relationship unless it is there already.
     func addMember(_ id: ManagedObjectID, at i: Int) {
+        // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
         fireFaultIfNeeded()
-        var ids = values[i] as? [ManagedObjectID] ?? []
-        if ids.count < Self.memberSetThreshold {
-            if ids.contains(id) { return }
-            values[i] = nil
-            ids.append(id)
-            setRaw(ids, at: i)
-            return
-        }
-        // Taken out of the table, so that inserting into it does not copy it.
-        var members = memberSets.removeValue(forKey: i) ?? Set(ids)
-        if members.contains(id) {
-            memberSets[i] = members
-            return
-        }
+        // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
+        var members = memberSets.removeValue(forKey: i)
         keepsMemberSets = true
-        // Out of `values` first, so that the array is not shared and appending does not copy it.
-        values[i] = nil
-        ids.append(id)
-        setRaw(ids, at: i)
-        keepsMemberSets = false
-        members.insert(id)
-        memberSets[i] = members
+        defer { keepsMemberSets = false }
+        mutateIDs(at: i) { ids in
+            guard ids.count >= Self.memberSetThreshold else {
+                members = nil
+                if ids.contains(id) { return false }
+                ids.append(id)
+                return true
+            }
+            if members == nil { members = Set(ids) }
+            guard members!.insert(id).inserted else { return false }
+            ids.append(id)
+            return true
+        }
+        if let members { memberSets[i] = members }
     }
 
     /// `self` was unlinked from `source` through `relationship`: unlink back.

@@ -6,9 +6,9 @@ struct ObjectRecord {
     var id: ManagedObjectID
     var values: [Any?]
     var version: Int64
-    /// The layout of the record's entity, when the decoder knew it: a fetch then makes the object
-    /// without looking its entity up by name.
-    var layout: EntityLayout? = nil
+    /// The layout of the record's entity: a fetch makes the object from it without looking its entity
+    /// up by name.
+    var layout: EntityLayout
 }
 
 /// What a save asks a store to write.
