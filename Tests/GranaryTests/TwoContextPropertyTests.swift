@@ -344,6 +344,14 @@ import Testing
         }
     }
 
+    /// Records a failing seed, and writes it to standard error too: the property runner reports the
+    /// failing input but not the recorded issue's text, and a failure that does not replay from its seed
+    /// (one that depends on timing) is otherwise lost.
+    static func report(seed: Int, _ error: Error) {
+        FileHandle.standardError.write(Data("TwoContextPropertyTests seed \(seed): \(error)\n".utf8))
+        Issue.record("seed \(seed): \(error)")
+    }
+
     static func check(seed: Int, autoMerge: [Bool], steps: Int) throws {
         var r = Random(state: UInt64(seed))
         let run = try Run(autoMerge: autoMerge)
@@ -354,19 +362,19 @@ import Testing
 
     @Test func twoContextsMergingByHandMatchTheModel() async {
         await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [false, false], steps: 200) } catch { Issue.record("seed \(seed): \(error)") }
+            do { try Self.check(seed: seed, autoMerge: [false, false], steps: 200) } catch { Self.report(seed: seed, error) }
         }
     }
 
     @Test func twoContextsOneMergingAutomaticallyMatchTheModel() async {
         await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [true, false], steps: 200) } catch { Issue.record("seed \(seed): \(error)") }
+            do { try Self.check(seed: seed, autoMerge: [true, false], steps: 200) } catch { Self.report(seed: seed, error) }
         }
     }
 
     @Test func twoContextsBothMergingAutomaticallyMatchTheModel() async {
         await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [true, true], steps: 200) } catch { Issue.record("seed \(seed): \(error)") }
+            do { try Self.check(seed: seed, autoMerge: [true, true], steps: 200) } catch { Self.report(seed: seed, error) }
         }
     }
 }
