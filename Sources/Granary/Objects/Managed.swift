@@ -112,10 +112,11 @@ enum ManagedValueCoercion {
     /// `value` as a `T`, bridging integer widths, floating-point widths, optionals and collections of
     /// subclasses; `nil` when it cannot be one.
     static func coerce<T>(_ value: Any?, to type: T.Type) -> T? {
+        // `Int` properties of `.integer64` attributes (stored as `Int64`) first: a metatype comparison,
+        // where trying the direct cast first made every such read pay for a failed dynamic cast.
+        if T.self == Int.self, let v = value as? Int64 { return unsafeBitCast(Int(truncatingIfNeeded: v), to: T.self) }
         // Stored values are already canonical and unwrapped, so the common case is one cast.
         if let value, let direct = value as? T { return direct }
-        // `Int` properties of `.integer64` attributes (stored as `Int64`): the next most common case.
-        if T.self == Int.self, let v = value as? Int64 { return Int(truncatingIfNeeded: v) as? T }
         if T.self == Int?.self, let v = value as? Int64 { return Int?.some(Int(truncatingIfNeeded: v)) as? T }
         guard let value = unwrap(value) else {
             if let optional = T.self as? any ExpressibleByNilLiteral.Type { return (optional.init(nilLiteral: ()) as! T) }

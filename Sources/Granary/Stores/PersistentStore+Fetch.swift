@@ -140,7 +140,11 @@ extension PersistentStore {
             let end = fetch.limit.map { min(rows.count, start + $0) } ?? rows.count
             rows = Array(rows[start..<end])
         }
-        return try rows.map { try record(from: $0.row, key: $0.key, table: table, snapshot: snapshot) }
+        var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
+        var records: [ObjectRecord] = []
+        records.reserveCapacity(rows.count)
+        for hit in rows { records.append(try decoder.record(from: hit.row, key: hit.key)) }
+        return records
     }
 
     /// The number of objects a fetch matches, without decoding them when the plan allows.

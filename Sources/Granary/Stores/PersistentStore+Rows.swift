@@ -28,37 +28,8 @@ extension PersistentStore {
 
     /// Decodes a row of `table` into the record of the object it stores.
     func record(from row: Row, key: Int64, table: TableMapping, snapshot: Snapshot) throws -> ObjectRecord {
-        guard case .int(let code) = row[StorageMapping.entityColumn], let decoders = decoders[table.name],
-            code >= 0, code < decoders.count
-        else {
-            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
-        }
-        let decoder = decoders[Int(code)]
-        let entityName = decoder.entity.name
-        let layout = decoder.layout
-        var values = layout.initialValues
-        for i in layout.names.indices {
-            guard let column = decoder.columns[i] else { continue }
-            let stored = row[column]
-            switch layout.kinds[i] {
-            case .attribute(let a):
-                do { values[i] = try a.type.swiftValue(from: stored) } catch {
-                    throw ContextError.wrongValueType(entity: entityName, key: a.name, value: "\(stored)", reason: "stored value: \(error)")
-                }
-            case .toOne:
-                if case .reference(let ref) = stored { values[i] = try objectID(for: ref, in: snapshot) }
-            case .toMany:
-                if case .references(let refs) = stored {
-                    values[i] = try refs.compactMap { try objectID(for: $0, in: snapshot) }
-                } else {
-                    values[i] = [ManagedObjectID]()
-                }
-            }
-        }
-        var version: Int64 = 0
-        if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
-        return ObjectRecord(id: ManagedObjectID(entityName: entityName, store: identifier, key: key), values: values, version: version,
-                            layout: layout)
+        var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
+        return try decoder.record(from: row, key: key)
     }
 
     /// Encodes an object's values as a row of its table.
@@ -79,18 +50,20 @@ extension PersistentStore {
             let destination = try entityMapping(id.entityName)
             return RowReference(table: try snapshot.tableID(of: destination.tableName), key: pk)
         }
-        for i in layout.names.indices {
-            guard let column = codec.columns[i] else { continue }
-            switch layout.kinds[i] {
-            case .attribute(let a):
-                do { row[column] = try a.storageValue(for: values[i]) } catch {
+        for step in codec.steps {
+            let i = step.index
+            switch step.kind {
+            case .attribute(let type):
+                do { row[step.column] = try type.storageValue(for: values[i]) } catch {
+                    // The attribute's own conversion names it in the error; only this rare path needs it.
+                    guard case .attribute(let a) = layout.kinds[i] else { throw error }
                     throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: String(describing: values[i] ?? "nil"),
-                                                      reason: "\(error)")
+                                                      reason: "\(error.naming(a.qualifiedName))")
                 }
-            case .toOne(let r):
-                if let id = values[i] as? ManagedObjectID { row[column] = .reference(try reference(id, key: r.name)) }
-            case .toMany(let r):
-                row[column] = .references(try (values[i] as? [ManagedObjectID] ?? []).map { try reference($0, key: r.name) })
+            case .toOne:
+                if let id = values[i] as? ManagedObjectID { row[step.column] = .reference(try reference(id, key: layout.names[i])) }
+            case .toMany:
+                row[step.column] = .references(try (values[i] as? [ManagedObjectID] ?? []).map { try reference($0, key: layout.names[i]) })
             }
         }
         return row
@@ -125,12 +98,105 @@ struct EntityCodec: Sendable {
     let columns: [Int?]
     let entityCode: Int64
     let columnCount: Int
+    /// The stored properties in layout order, each with its column and what it holds: matching on the
+    /// layout's kinds copied a whole attribute description (name, rules, default) per value decoded.
+    let steps: [Step]
+
+    struct Step: Sendable {
+        enum Kind: Sendable {
+            case attribute(AttributeType)
+            case toOne
+            case toMany
+        }
+        let index: Int
+        let column: Int
+        let kind: Kind
+    }
 
     init(entity: EntityDescription, mapping: EntityMapping) {
         self.entity = entity
-        layout = EntityLayout.of(entity)
-        columns = layout.names.map { mapping.column(forProperty: $0) }
+        let layout = EntityLayout.of(entity)
+        self.layout = layout
+        let columns = layout.names.map { mapping.column(forProperty: $0) }
+        self.columns = columns
         entityCode = mapping.entityCode
         columnCount = mapping.tableSchema.columns.count
+        steps = layout.kinds.indices.compactMap { i in
+            guard let column = columns[i] else { return nil }
+            switch layout.kinds[i] {
+            case .attribute(let a): return Step(index: i, column: column, kind: .attribute(a.type))
+            case .toOne: return Step(index: i, column: column, kind: .toOne)
+            case .toMany: return Step(index: i, column: column, kind: .toMany)
+            }
+        }
+    }
+}
+
+/// Decodes rows of one table into records, for a fetch or a single lookup: the table's codecs are
+/// looked up once, not per row, and the table a run of references points at is remembered (a fetch of
+/// employees resolves 100,000 department references into the same table).
+struct RecordDecoder {
+    let store: PersistentStore
+    let table: TableMapping
+    let snapshot: Snapshot
+    private let codecs: [EntityCodec]
+    private var referencedTable: TableID?
+    /// The entity of every row of `referencedTable`, when that table holds a single entity.
+    private var referencedEntity: String?
+
+    /// - Throws: `ContextError.storage` when the store has no codecs for the table.
+    init(store: PersistentStore, table: TableMapping, snapshot: Snapshot) throws {
+        guard let codecs = store.decoders[table.name] else {
+            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "the store does not map this table"))
+        }
+        self.store = store
+        self.table = table
+        self.snapshot = snapshot
+        self.codecs = codecs
+    }
+
+    /// Decodes a row of the table into the record of the object it stores.
+    mutating func record(from row: Row, key: Int64) throws -> ObjectRecord {
+        guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else {
+            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
+        }
+        let codec = codecs[Int(code)]
+        let layout = codec.layout
+        var values = layout.initialValues
+        for step in codec.steps {
+            let stored = row[step.column]
+            switch step.kind {
+            case .attribute(let type):
+                do { values[step.index] = try type.swiftValue(from: stored) } catch {
+                    throw ContextError.wrongValueType(entity: codec.entity.name, key: layout.names[step.index], value: "\(stored)",
+                                                      reason: "stored value: \(error)")
+                }
+            case .toOne:
+                if case .reference(let ref) = stored { values[step.index] = try objectID(for: ref) }
+            case .toMany:
+                if case .references(let refs) = stored {
+                    var ids: [ManagedObjectID] = []
+                    ids.reserveCapacity(refs.count)
+                    for ref in refs { if let id = try objectID(for: ref) { ids.append(id) } }
+                    values[step.index] = ids
+                } else {
+                    values[step.index] = [ManagedObjectID]()
+                }
+            }
+        }
+        var version: Int64 = 0
+        if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
+        return ObjectRecord(id: ManagedObjectID(entityName: codec.entity.name, store: store.identifier, key: key), values: values,
+                            version: version, layout: layout)
+    }
+
+    private mutating func objectID(for ref: RowReference) throws -> ManagedObjectID? {
+        if ref.table != referencedTable {
+            referencedTable = ref.table
+            let mapping = store.tableMapping(for: ref.table, in: snapshot)
+            referencedEntity = mapping.flatMap { $0.entityNames.count == 1 ? $0.entityNames[0] : nil }
+        }
+        if let referencedEntity { return ManagedObjectID(entityName: referencedEntity, store: store.identifier, key: ref.key) }
+        return try store.objectID(for: ref, in: snapshot)
     }
 }

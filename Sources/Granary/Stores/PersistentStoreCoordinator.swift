@@ -155,7 +155,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func fetch(_ fetch: StoreFetch) throws -> [ObjectRecord] {
         var records: [ObjectRecord] = []
         try record { stats in
-            for store in try stores(for: fetch.entity) { records += try store.fetch(fetch, statistics: &stats) }
+            for store in try stores(for: fetch.entity) {
+                let fetched = try store.fetch(fetch, statistics: &stats)
+                // Adopting the first store's array: appending to an empty one copies every record.
+                if records.isEmpty { records = fetched } else { records += fetched }
+            }
         }
         return records
     }

@@ -74,8 +74,14 @@ struct TableState: Sendable {
     var name: String { schema.name }
 
     func row(forKey key: Int64) throws -> Row? {
+        try Self.row(forKey: key, in: rows, table: name)
+    }
+
+    /// The lookup on the tree alone: a closure that captured the whole table and called `row(forKey:)`
+    /// copied the table (schema, indexes and all) for every row it visited.
+    static func row(forKey key: Int64, in rows: ByteTree, table: String) throws -> Row? {
         try IndexKey.withPrimaryKey(key) { kb in
-            try rows.withValue(forKey: kb) { try RowCodec.decode($0, table: name, key: key) }
+            try rows.withValue(forKey: kb) { try RowCodec.decode($0, table: table, key: key) }
         }
     }
 
