@@ -303,8 +303,7 @@ extension ManagedObjectContext {
             } catch let error as StorageError { throw ContextError.storage(error) }
             for (table, members) in tables {
                 for (offset, object) in members.enumerated() {
-                    mapping[object.objectID] = ManagedObjectID(entityName: object.entity.name, store: store.identifier,
-                                                               key: firstKeys[table]! + Int64(offset))
+                    mapping[object.objectID] = ManagedObjectID(scope: store.idScope(for: object.entity), key: firstKeys[table]! + Int64(offset))
                 }
             }
         }

@@ -21,6 +21,8 @@ final class EntityLayout: Sendable {
     /// Every property's `initialValue(at:)`, shared by new objects until they change one.
     // Immutable, and every element is a model default (`Sendable`) or an empty ID array.
     nonisolated(unsafe) let initialValues: [Any?]
+    /// The scope of the entity's temporary IDs, so that a new object does not intern it.
+    let temporaryScope: ManagedObjectID.Scope
     /// Property indexes of `@Managed` storage key paths. Looked up by identity first: a key path
     /// literal is one object for the life of the process, and comparing pointers is far cheaper than
     /// hashing a key path, which every typed read and write would otherwise do. The table holds its key
@@ -35,6 +37,7 @@ final class EntityLayout: Sendable {
 
     private init(entity: EntityDescription) {
         self.entity = entity
+        self.temporaryScope = .of(entityName: entity.name, store: nil)
         var names: [String] = []
         var kinds: [Kind] = []
         for property in entity.properties {

@@ -57,7 +57,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         let layout = EntityLayout.of(entity)
         self.layout = layout
-        self.objectID = ManagedObjectID(temporaryFor: entity.name)
+        self.objectID = ManagedObjectID(temporaryIn: layout.temporaryScope)
         self.values = layout.initialValues
         if let context { context.insert(self) }
     }

@@ -8,64 +8,90 @@ import Synchronization
 /// saved has a temporary ID; saving (or `obtainPermanentIDs(for:)`) gives it a permanent one, whose
 /// `uriRepresentation` survives restarts and can be stored elsewhere.
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
-    public let entityName: String
-    let storage: Storage
+    /// The entity and store, interned: an ID is this reference and a number, 16 bytes with no reference
+    /// counting. Sixteen bytes fit inline in an `Any` (a to-one relationship's value), where the 41 of
+    /// a name, a UUID and a key needed a heap box per object; and equality compares two pointers.
+    /// Scopes are never freed, so the reference can be unowned(unsafe).
+    unowned(unsafe) let scope: Scope
+    /// The row's key, or the temporary ID's serial number.
+    let number: Int64
 
-    enum Storage: Sendable, Hashable {
-        case permanent(store: UUID, key: Int64)
-        /// A number unique within this process; URIs prefix it with the process's own UUID.
-        case temporary(UInt64)
+    /// One entity in one store (or, with no store, the entity's temporary IDs). Interned by
+    /// `Scope.of(entityName:store:)`, so that identity is equality; kept for the life of the process
+    /// (one per entity and store opened, a few dozen bytes each).
+    final class Scope: Sendable {
+        let entityName: String
+        let store: UUID?
+
+        private init(entityName: String, store: UUID?) {
+            self.entityName = entityName
+            self.store = store
+        }
+
+        private struct Key: Hashable {
+            let entityName: String
+            let store: UUID?
+        }
+
+        private static let interned = Mutex<[Key: Scope]>([:])
+
+        /// The one scope of this entity and store. Takes a global lock: hot paths keep the scope they
+        /// need (a layout its temporary scope, a fetch the scopes of its tables).
+        static func of(entityName: String, store: UUID?) -> Scope {
+            let key = Key(entityName: entityName, store: store)
+            return interned.withLock { table in
+                if let scope = table[key] { return scope }
+                let scope = Scope(entityName: entityName, store: store)
+                table[key] = scope
+                return scope
+            }
+        }
     }
 
     /// Temporary IDs are numbered: every object gets one at creation, and a `UUID()` per object (which
     /// reads /dev/urandom on Linux) cost more than the rest of materializing a fetched object.
-    private static let temporaryCounter = Atomic<UInt64>(0)
+    private static let temporaryCounter = Atomic<Int64>(0)
     static let processIdentifier = UUID()
 
-    init(entityName: String, store: UUID, key: Int64) {
-        self.entityName = entityName
-        self.storage = .permanent(store: store, key: key)
+    init(scope: Scope, key: Int64) {
+        self.scope = scope
+        self.number = key
     }
 
-    private init(entityName: String, storage: Storage) {
-        self.entityName = entityName
-        self.storage = storage
+    init(entityName: String, store: UUID, key: Int64) {
+        self.init(scope: .of(entityName: entityName, store: store), key: key)
+    }
+
+    /// A new temporary ID in `scope`, which must be a temporary scope (no store).
+    init(temporaryIn scope: Scope) {
+        self.init(scope: scope, key: Self.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
     init(temporaryFor entityName: String) {
-        self.entityName = entityName
-        self.storage = .temporary(Self.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue)
+        self.init(temporaryIn: .of(entityName: entityName, store: nil))
     }
+
+    /// The name of the object's entity.
+    public var entityName: String { scope.entityName }
 
     /// Whether the object has never been saved (Core Data's `isTemporaryID`).
-    public var isTemporaryID: Bool {
-        if case .temporary = storage { return true }
-        return false
-    }
+    public var isTemporaryID: Bool { scope.store == nil }
 
     /// The UUID of the store holding the object, or `nil` for a temporary ID.
-    public var persistentStoreIdentifier: UUID? {
-        if case .permanent(let store, _) = storage { return store }
-        return nil
-    }
+    public var persistentStoreIdentifier: UUID? { scope.store }
 
     /// The row's primary key in its store, or `nil` for a temporary ID.
-    public var primaryKey: Int64? {
-        if case .permanent(_, let key) = storage { return key }
-        return nil
-    }
+    public var primaryKey: Int64? { scope.store == nil ? nil : number }
 
     public static let uriScheme = "x-granary"
 
     /// `x-granary://<store UUID>/<Entity>/p<key>` for permanent IDs,
     /// `x-granary:///<Entity>/t<process UUID>-<n>` for temporary ones (which mean nothing in another process).
     public var uriRepresentation: URL {
-        switch storage {
-        case .permanent(let store, let key):
-            return URL(string: "\(Self.uriScheme)://\(store.uuidString)/\(Self.escape(entityName))/p\(key)")!
-        case .temporary(let number):
-            return URL(string: "\(Self.uriScheme):///\(Self.escape(entityName))/t\(Self.processIdentifier.uuidString)-\(number)")!
+        if let store = scope.store {
+            return URL(string: "\(Self.uriScheme)://\(store.uuidString)/\(Self.escape(entityName))/p\(number)")!
         }
+        return URL(string: "\(Self.uriScheme):///\(Self.escape(entityName))/t\(Self.processIdentifier.uuidString)-\(UInt64(bitPattern: number))")!
     }
 
     /// Parses a URI made by `uriRepresentation`.
@@ -93,7 +119,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
             else {
                 throw ObjectIDError.malformedURI(uri, reason: "'\(rest)' is not a temporary ID of this process (temporary IDs do not outlive it)")
             }
-            self.init(entityName: entity, storage: .temporary(number))
+            self.init(scope: .of(entityName: entity, store: nil), key: Int64(bitPattern: number))
         default:
             throw ObjectIDError.malformedURI(uri, reason: "unknown ID kind '\(tag)'")
         }
@@ -105,18 +131,15 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { uriRepresentation.absoluteString }
 
-    /// Hashes the key (or temporary number) alone: hashing the entity name's characters, or the store's
-    /// UUID, on every registry lookup cost more than the rare collision they would avoid (the same key
-    /// in two tables or two stores), and `==` still tells such IDs apart.
+    /// Hashes the number alone: hashing the entity name's characters, or the store's UUID, on every
+    /// registry lookup cost more than the rare collision they would avoid (the same key in two tables
+    /// or two stores), and `==` still tells such IDs apart.
     public func hash(into hasher: inout Hasher) {
-        switch storage {
-        case .permanent(_, let key): hasher.combine(key)
-        case .temporary(let serial): hasher.combine(~serial)
-        }
+        hasher.combine(number)
     }
 
     public static func == (a: ManagedObjectID, b: ManagedObjectID) -> Bool {
-        a.storage == b.storage && a.entityName == b.entityName
+        a.number == b.number && a.scope === b.scope
     }
 }
 

@@ -242,10 +242,11 @@ extension PersistentStoreCoordinator {
             }
             var ids: [ManagedObjectID] = []
             ids.reserveCapacity(rows.count)
+            let scope = store.idScope(for: entity)
             for (i, row) in rows.enumerated() {
                 let key = first + Int64(i)
                 try tx.insert(row, into: table, key: key)
-                ids.append(ManagedObjectID(entityName: entity.name, store: store.identifier, key: key))
+                ids.append(ManagedObjectID(scope: scope, key: key))
             }
             return ids
         }

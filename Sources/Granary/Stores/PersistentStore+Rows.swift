@@ -26,6 +26,12 @@ extension PersistentStore {
         return ManagedObjectID(entityName: name, store: identifier, key: ref.key)
     }
 
+    /// The scope of `entity`'s IDs in this store: its codec's, without interning, for the entities the
+    /// store holds.
+    func idScope(for entity: EntityDescription) -> ManagedObjectID.Scope {
+        codecs[entity]?.scope ?? .of(entityName: entity.name, store: identifier)
+    }
+
     /// Decodes a row of `table` into the record of the object it stores.
     func record(from row: Row, key: Int64, table: TableMapping, snapshot: Snapshot) throws -> ObjectRecord {
         var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
@@ -101,6 +107,8 @@ struct EntityCodec: Sendable {
     /// The stored properties in layout order, each with its column and what it holds: matching on the
     /// layout's kinds copied a whole attribute description (name, rules, default) per value decoded.
     let steps: [Step]
+    /// The scope of the entity's IDs in this store, so that decoding a row does not intern it.
+    let scope: ManagedObjectID.Scope
 
     struct Step: Sendable {
         enum Kind: Sendable {
@@ -113,8 +121,9 @@ struct EntityCodec: Sendable {
         let kind: Kind
     }
 
-    init(entity: EntityDescription, mapping: EntityMapping) {
+    init(entity: EntityDescription, mapping: EntityMapping, store: UUID) {
         self.entity = entity
+        scope = .of(entityName: entity.name, store: store)
         let layout = EntityLayout.of(entity)
         self.layout = layout
         let columns = layout.names.map { mapping.column(forProperty: $0) }
@@ -141,8 +150,8 @@ struct RecordDecoder {
     let snapshot: Snapshot
     private let codecs: [EntityCodec]
     private var referencedTable: TableID?
-    /// The entity of every row of `referencedTable`, when that table holds a single entity.
-    private var referencedEntity: String?
+    /// The ID scope of every row of `referencedTable`, when that table holds a single entity.
+    private var referencedScope: ManagedObjectID.Scope?
 
     /// - Throws: `ContextError.storage` when the store has no codecs for the table.
     init(store: PersistentStore, table: TableMapping, snapshot: Snapshot) throws {
@@ -186,17 +195,16 @@ struct RecordDecoder {
         }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
-        return ObjectRecord(id: ManagedObjectID(entityName: codec.entity.name, store: store.identifier, key: key), values: values,
-                            version: version, layout: layout)
+        return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: key), values: values, version: version, layout: layout)
     }
 
     private mutating func objectID(for ref: RowReference) throws -> ManagedObjectID? {
         if ref.table != referencedTable {
             referencedTable = ref.table
             let mapping = store.tableMapping(for: ref.table, in: snapshot)
-            referencedEntity = mapping.flatMap { $0.entityNames.count == 1 ? $0.entityNames[0] : nil }
+            referencedScope = mapping.flatMap { $0.entityNames.count == 1 ? store.decoders[$0.name]?.first?.scope : nil }
         }
-        if let referencedEntity { return ManagedObjectID(entityName: referencedEntity, store: store.identifier, key: ref.key) }
+        if let referencedScope { return ManagedObjectID(scope: referencedScope, key: ref.key) }
         return try store.objectID(for: ref, in: snapshot)
     }
 }

@@ -62,7 +62,6 @@ public final class PersistentStore: @unchecked Sendable {
         self.mapping = mapping
         self.model = model
         self.entityNames = try Self.entityNames(of: model, configuration: configurationName)
-        (decoders, codecs) = Self.codecs(model: model, mapping: mapping)
         let location: Engine.Location
         switch type {
         case .inMemory: location = .inMemory
@@ -75,6 +74,7 @@ public final class PersistentStore: @unchecked Sendable {
             share = EngineShare(engine)
             migrationReport = try Self.migrateIfNeeded(engine, model: model, options: options, name: url?.path ?? "in memory")
             identifier = engine.metadata.storeUUID
+            (decoders, codecs) = Self.codecs(model: model, mapping: mapping, store: identifier)
             try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
                                    readOnly: options.isReadOnly)
         } catch let error as StorageError {
@@ -92,9 +92,9 @@ public final class PersistentStore: @unchecked Sendable {
         self.mapping = mapping
         self.model = model
         self.entityNames = try Self.entityNames(of: model, configuration: configurationName)
-        (decoders, codecs) = Self.codecs(model: model, mapping: mapping)
         self.engine = other.engine
         self.identifier = other.identifier
+        (decoders, codecs) = Self.codecs(model: model, mapping: mapping, store: other.identifier)
         self.migrationReport = nil
         try other.checkAttached()
         try other.share.retain(describing: other)
@@ -109,13 +109,14 @@ public final class PersistentStore: @unchecked Sendable {
         locateTables()
     }
 
-    private static func codecs(model: ManagedObjectModel, mapping: StorageMapping) -> ([String: [EntityCodec]], [EntityDescription: EntityCodec]) {
+    private static func codecs(model: ManagedObjectModel, mapping: StorageMapping,
+                               store: UUID) -> ([String: [EntityCodec]], [EntityDescription: EntityCodec]) {
         var decoders: [String: [EntityCodec]] = [:]
         var codecs: [EntityDescription: EntityCodec] = [:]
         for table in mapping.tables {
             decoders[table.name] = table.entityNames.compactMap { name in
                 guard let entity = model.entity(named: name), let entityMapping = mapping.entity(named: name) else { return nil }
-                let codec = EntityCodec(entity: entity, mapping: entityMapping)
+                let codec = EntityCodec(entity: entity, mapping: entityMapping, store: store)
                 codecs[entity] = codec
                 return codec
             }

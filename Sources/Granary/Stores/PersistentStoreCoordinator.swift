@@ -294,7 +294,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let table = try location(insert.entity).name
             let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
             nextKeys[table] = key + 1
-            outcome.ids[insert.id] = ManagedObjectID(entityName: insert.entity.name, store: store.identifier, key: key)
+            outcome.ids[insert.id] = ManagedObjectID(scope: store.idScope(for: insert.entity), key: key)
         }
         let ids = outcome.ids
         let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
