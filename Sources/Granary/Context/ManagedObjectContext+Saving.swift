@@ -203,9 +203,8 @@ extension ManagedObjectContext {
             // The store wrote version 1 for an insert and the next version for an update.
             if object.insertedState { object.rowVersion = 1 } else if !object.changedIndexes.isEmpty { object.rowVersion += 1 }
             if object.insertedState, let permanent = ids[object.objectID] {
-                registry.removeValue(forKey: object.objectID)
+                registry.rekey(object.objectID, to: permanent)
                 object.objectID = permanent
-                registry[permanent] = object
                 object.insertedState = false
                 saved.inserted.insert(permanent)
             } else {
@@ -215,7 +214,7 @@ extension ManagedObjectContext {
             object.changedIndexes = []
             object.rejectedValues = []
         }
-        changed = [:]
+        changed.removeAll()
         // The store finished links at rows this context did not write, or wrote differently: take them.
         for (id, record) in outcome.touched {
             if let object = liveObject(id), !object.faultState { object.apply(record) }
@@ -272,7 +271,7 @@ extension ManagedObjectContext {
             object.rejectedValues = []
             if let v = versions[object.objectID] { object.rowVersion = v }
         }
-        changed = [:]
+        changed.removeAll()
         pendingNotification = ContextChanges()
         return saved
     }

@@ -51,10 +51,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// as Core Data's weakly held registry does. Not weak references: an object that is the target of
     /// one moves its reference counts to a side table, which makes every retain and release of it take
     /// the slow path, and most of an object's life is retains and releases.
-    var registry: [ManagedObjectID: ManagedObject] = [:]
+    var registry = ObjectTable<ManagedObjectID>()
     private var nextRegistrySweep = 1024
     /// Objects with unsaved changes, held strongly until saved or rolled back.
-    var changed: [ObjectIdentifier: ManagedObject] = [:]
+    var changed = ObjectTable<ObjectIdentifier>()
     /// Changes since the last objects-did-change notification.
     var pendingNotification = ContextChanges()
     private var mergeToken: UInt64?
@@ -188,25 +188,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// weakly held registry would already have lost: it is forgotten here, so that nobody is handed its
     /// stale values (the next use loads the object afresh, as Core Data would).
     func liveObject(_ id: ManagedObjectID) -> ManagedObject? {
-        guard let i = registry.index(forKey: id) else { return nil }
-        if isKnownUniquelyReferenced(&registry.values[i]) {
-            registry.remove(at: i)
-            return nil
-        }
-        return registry.values[i]
+        registry.liveObject(forKey: id)
     }
 
     /// Forgets the registered objects that only the registry holds. Objects with unsaved changes are
     /// also held by `changed`, so they stay. In place: when every object is still held (a fetch
     /// building its result) nothing is rebuilt, only scanned.
     func sweepRegistry() {
-        var gone: [ManagedObjectID] = []
-        var i = registry.startIndex
-        while i != registry.endIndex {
-            if isKnownUniquelyReferenced(&registry.values[i]) { gone.append(registry.keys[i]) }
-            registry.formIndex(after: &i)
-        }
-        for id in gone { registry.removeValue(forKey: id) }
+        registry.removeObjectsHeldOnlyHere { $0.objectID }
     }
 
     /// The store's (or parent's) state of an object.
@@ -386,7 +375,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 pendingNotification.refreshed.insert(object.objectID)
             }
         }
-        changed = [:]
+        changed.removeAll()
         processPendingChanges()
     }
 
@@ -394,8 +383,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func reset() {
         assertOnQueue()
         for object in registry.values { object.managedObjectContext = nil }
-        registry = [:]
-        changed = [:]
+        registry.removeAll()
+        changed.removeAll()
         pendingNotification = ContextChanges()
     }
 
