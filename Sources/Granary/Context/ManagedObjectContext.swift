@@ -163,6 +163,27 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return makeFault(id, entity: entity)
     }
 
+    /// `registeredOrFault` for each ID, in order, skipping IDs of entities the model lacks. A
+    /// relationship's members share an entity, so it is looked up by name once per run of one scope.
+    func registeredOrFaults(_ ids: [ManagedObjectID]) -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(ids.count)
+        var scope: ManagedObjectID.Scope?
+        var entity: EntityDescription?
+        for id in ids {
+            if let object = liveObject(id) {
+                objects.append(object)
+                continue
+            }
+            if id.scope !== scope {
+                scope = id.scope
+                entity = model?.entity(named: id.entityName)
+            }
+            if let entity { objects.append(makeFault(id, entity: entity)) }
+        }
+        return objects
+    }
+
     /// A new fault for an ID that is not registered, registered.
     func makeFault(_ id: ManagedObjectID, entity: EntityDescription) -> ManagedObject {
         let type = (entity.objectType as? ManagedObject.Type) ?? ManagedObject.self

@@ -133,7 +133,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             guard let id = values[i] as? ManagedObjectID else { return nil }
             return managedObjectContext?.registeredOrFault(id)
         case .toMany(let r):
-            let objects = (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
+            let objects = managedObjectContext?.registeredOrFaults(values[i] as? [ManagedObjectID] ?? []) ?? []
             // The members stay faults (as in Core Data), but the first one touched loads its batch
             // of them in one pass, as a fired relationship fault fills Core Data's row cache.
             if let context = managedObjectContext {

@@ -79,7 +79,31 @@ extension PersistentStore {
     /// IDs of another store.
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
         let snapshot = engine.read()
-        return try ids.map { try record(for: $0, in: snapshot) }
+        // The faults of one relationship are of one entity, mostly: its table and decoder are looked
+        // up once per run of IDs in the same scope, not once per ID.
+        var scope: ManagedObjectID.Scope?
+        var table: (rows: Snapshot.KeyedRows, decoder: RecordDecoder)?
+        var records: [ObjectRecord?] = []
+        records.reserveCapacity(ids.count)
+        for id in ids {
+            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else {
+                records.append(nil)
+                continue
+            }
+            if id.scope !== scope {
+                scope = id.scope
+                let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
+                table = try tableMapping(for: tableID, in: snapshot).map {
+                    (try snapshot.keyedRows(of: $0.name), try RecordDecoder(store: self, table: $0, snapshot: snapshot))
+                }
+            }
+            guard let row = try table?.rows.row(forKey: key) else {
+                records.append(nil)
+                continue
+            }
+            records.append(try table!.decoder.record(from: row, key: key))
+        }
+        return records
     }
 
     /// The current record of one object, or `nil` when its row is gone.
