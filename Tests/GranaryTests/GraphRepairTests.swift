@@ -157,4 +157,54 @@ import Testing
         try s.b.performAndWait { try s.b.save() }
         #expect(try reports(of: "e2@x.io", in: s.coordinator) == ["e1@x.io", "x@x.io", "y@x.io"])
     }
+
+    /// A save that only inserts, and links new rows only to each other, skips the graph pass: the
+    /// store must still hold every link from both ends, across a hierarchy table, large to-many
+    /// relationships and an ordered one. A second save links a new row to a saved one (the pass runs).
+    @Test func newRowsLinkedOnlyToEachOtherAreTwoSidedInTheStore() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let company = Company(context: context)
+            company.name = "Acme"
+            let boss = Employee(context: context)
+            boss.name = "boss"
+            boss.email = "boss@x.io"
+            boss.company = company
+            for i in 0..<40 {
+                let e = Employee(context: context)
+                e.name = "e\(i)"
+                e.email = "e\(i)@x.io"
+                e.company = company
+                e.manager = boss
+            }
+            for title in ["first", "second", "third"] {
+                let badge = Badge(context: context)
+                badge.title = title
+                badge.holder = boss
+            }
+            try context.save()
+        }
+        let check = { (expectedReports: Set<String>) throws in
+            let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try fresh.performAndWait {
+                let boss = try employee("boss@x.io", in: fresh)
+                #expect(Set(boss.reports.compactMap(\.email)) == expectedReports)
+                for report in boss.reports { #expect(report.manager === boss) }
+                #expect(boss.badges.map(\.title) == ["first", "second", "third"])
+                for badge in boss.badges { #expect(badge.holder === boss) }
+                let company = try #require(boss.company)
+                #expect(company.employees.count == 41)
+                for member in company.employees { #expect(member.company === company) }
+            }
+        }
+        try check(Set((0..<40).map { "e\($0)@x.io" }))
+        try context.performAndWait {
+            let late = Employee(context: context)
+            late.name = "late"
+            late.email = "late@x.io"
+            late.manager = try employee("boss@x.io", in: context)
+            try context.save()
+        }
+        try check(Set((0..<40).map { "e\($0)@x.io" } + ["late@x.io"]))
+    }
 }

@@ -341,7 +341,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func objectDidChange(_ object: ManagedObject) {
-        changed[ObjectIdentifier(object)] = object
+        // An inserted object is in `changed` from `insert` until a save, a rollback or its deletion
+        // clears its inserted state, or a reset detaches it (then this is not called): filing it again
+        // on each of its first writes cost a table lookup per property set.
+        if object.insertedState {
+            assert(changed[ObjectIdentifier(object)] === object, "an inserted object is missing from its context's changes")
+        } else {
+            changed[ObjectIdentifier(object)] = object
+        }
         // An inserted object's edits are news once its insertion has been announced.
         if !object.deletedState && !(object.insertedState && pendingNotification.inserted.contains(object.objectID)) {
             pendingNotification.updated.insert(object.objectID)

@@ -15,6 +15,9 @@ final class EntityLayout: Sendable {
     let entity: EntityDescription
     let names: [String]
     let kinds: [Kind]
+    /// Each attribute's type, nil for relationships: the setters' fast path reads it without copying a
+    /// whole attribute description out of `kinds`.
+    let attributeTypes: [AttributeType?]
     let indexByName: [String: Int]
     /// The indexes of relationships, for passes that only care about references.
     let relationshipIndexes: [Int]
@@ -49,6 +52,7 @@ final class EntityLayout: Sendable {
         }
         self.names = names
         self.kinds = kinds
+        self.attributeTypes = kinds.map { if case .attribute(let a) = $0 { a.type } else { nil } }
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
         self.initialValues = kinds.map { kind in

@@ -145,13 +145,13 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     }
 
     func setPublicValue(_ value: Any?, at i: Int) throws {
+        // Before looking through optionals: a cast to the attribute's type already does.
+        if let value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(value) {
+            setRaw(fast, at: i)
+            return
+        }
         switch layout.kinds[i] {
         case .attribute(let a):
-            // Before looking through optionals: a cast to the attribute's type already does.
-            if let value, let fast = a.type.canonicalFastPath(value) {
-                setRaw(fast, at: i)
-                return
-            }
             let value = ManagedValueCoercion.unwrap(value)
             let canonical: Any?
             do {

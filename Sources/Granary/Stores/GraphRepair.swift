@@ -47,6 +47,9 @@ struct GraphRepair {
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
 
     private var inverseCache: [InverseKey: (Int, RelationshipDescription)?] = [:]
+    /// The last answer of `inverseColumn`: a save's links come in runs of one relationship, and the
+    /// cache's key hashes a name.
+    private var lastInverse: (key: InverseKey, found: (Int, RelationshipDescription)?)?
 
     private struct InverseKey: Hashable {
         var entity: EntityKey
@@ -122,6 +125,12 @@ struct GraphRepair {
                 let before = entry.before.map { Self.references(in: $0[column]) } ?? []
                 let after = Self.references(in: entry.row[column])
                 if before == after { continue }
+                // An inserted row links everything it holds: no sets to build (two per row, most of
+                // them of one reference, were a tenth of a big insert's save).
+                if before.isEmpty {
+                    for target in after { try link(ref, relationship, column: column, to: target) }
+                    continue
+                }
                 let beforeSet = Set(before)
                 let afterSet = Set(after)
                 for target in after where !beforeSet.contains(target) { try link(ref, relationship, column: column, to: target) }
@@ -305,7 +314,11 @@ struct GraphRepair {
     private mutating func inverseColumn(of relationship: RelationshipDescription, in target: RowReference) -> (Int, RelationshipDescription)? {
         guard let entry = entries[target], case .int(let code) = entry.row[StorageMapping.entityColumn] else { return nil }
         let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.inverseName)
-        if let cached = inverseCache[key] { return cached }
+        if let last = lastInverse, last.key == key { return last.found }
+        if let cached = inverseCache[key] {
+            lastInverse = (key, cached)
+            return cached
+        }
         var found: (Int, RelationshipDescription)?
         if let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
             let column = mapping.column(forProperty: relationship.inverseName),
@@ -314,6 +327,7 @@ struct GraphRepair {
             found = (column, inverse)
         }
         inverseCache[key] = .some(found)
+        lastInverse = (key, found)
         return found
     }
 }

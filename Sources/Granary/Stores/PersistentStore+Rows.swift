@@ -120,8 +120,9 @@ extension PersistentStore {
 }
 
 /// An entity's layout with the column of each of its properties, so that encoding and decoding a row
-/// look nothing up by name.
-struct EntityCodec: Sendable {
+/// look nothing up by name. A class: taking a codec for each row decoded copied a struct of six
+/// references.
+final class EntityCodec: Sendable {
     let entity: EntityDescription
     let layout: EntityLayout
     /// The column of each property in layout order; nil for transient ones.

@@ -239,6 +239,47 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return ContextError.storage(error)
     }
 
+    /// Whether every reference in `inserts` names a row among `inserts`. Inserted rows take the keys
+    /// from the snapshot's next key of their table on, in order, so a table's new rows are the range
+    /// from that key, as long as its count of inserts; anything else is an existing row (or a row that
+    /// is not there), which the graph pass must see.
+    private static func linksOnlyRowsItInserts(_ inserts: [(ref: RowReference, table: String, row: Row)],
+                                               snapshot: Snapshot) throws -> Bool {
+        var newKeys: [TableID: Range<Int64>] = [:]
+        // Inserts come in runs of one table: the run's range is kept aside and filed when it ends.
+        var run: (table: TableID, keys: Range<Int64>)?
+        for p in inserts {
+            if run?.table != p.ref.table {
+                if let run { newKeys[run.table] = run.keys }
+                let first = try newKeys[p.ref.table]?.lowerBound ?? snapshot.nextKey(in: p.table)
+                run = (p.ref.table, newKeys[p.ref.table] ?? first..<first)
+            }
+            let keys = run!.keys
+            if p.ref.key >= keys.lowerBound { run!.keys = keys.lowerBound..<max(keys.upperBound, p.ref.key + 1) }
+        }
+        if let run { newKeys[run.table] = run.keys }
+        var last: (table: TableID, keys: Range<Int64>)?
+        func isNew(_ ref: RowReference) -> Bool {
+            if let last, last.table == ref.table { return last.keys.contains(ref.key) }
+            guard let keys = newKeys[ref.table] else { return false }
+            last = (ref.table, keys)
+            return keys.contains(ref.key)
+        }
+        for p in inserts {
+            for value in p.row.values {
+                switch value {
+                case .reference(let ref):
+                    if !isNew(ref) { return false }
+                case .references(let refs):
+                    for ref in refs where !isNew(ref) { return false }
+                default:
+                    continue
+                }
+            }
+        }
+        return true
+    }
+
     private static func apply(_ changes: StoreChanges, to store: PersistentStore, in tx: WriteTransaction,
                               outcome: inout SaveOutcome) throws {
         let snapshot = tx.snapshot
@@ -317,6 +358,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let previous = before[update.id]!
             updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
             if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
+        }
+        if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
+            try Self.linksOnlyRowsItInserts(inserts, snapshot: snapshot)
+        {
+            // New rows linked to new rows only: both ends come from the one context, which keeps
+            // inverses in step as it sets them, and no other save can have changed a row that did not
+            // exist. The graph pass would find nothing to finish (it was a quarter of a big insert).
+            linksChange = false
         }
         guard linksChange else {
             // No relationship set, changed or deleted: nothing to finish at the other ends.
