@@ -20,6 +20,34 @@ import Testing
         #expect(!id.isTemporaryID)
     }
 
+    /// Typed properties find their index in a per-entity table that readers scan without a lock while
+    /// the first accesses fill it: contexts on a fresh model, on several threads at once, must each
+    /// read back exactly what they wrote.
+    @Test func typedPropertiesOfAFreshModelReadRightFromManyThreadsAtOnce() async throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try makeCompanyModel())
+        try coordinator.addPersistentStore(type: .inMemory)
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                    return context.performAndWait {
+                        var wrong = 0
+                        for i in 0..<200 {
+                            let e = Employee(context: context)
+                            e.name = "w\(worker)-\(i)"
+                            e.salary = worker * 1_000 + i
+                            e.email = "\(worker).\(i)@x.io"
+                            if e.name != "w\(worker)-\(i)" || e.salary != worker * 1_000 + i || e.email != "\(worker).\(i)@x.io" { wrong += 1 }
+                        }
+                        return wrong
+                    }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test func performRethrowsTheBodysError() async throws {
         let (_, context) = try makeStack()
         await #expect(throws: ContextError.self) {
