@@ -67,10 +67,6 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         self.init(scope: scope, key: Self.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
-    init(temporaryFor entityName: String) {
-        self.init(temporaryIn: .of(entityName: entityName, store: nil))
-    }
-
     /// The name of the object's entity.
     public var entityName: String { scope.entityName }
 

@@ -108,14 +108,7 @@ extension PersistentStore {
 
     /// The current record of one object, or `nil` when its row is gone.
     func record(for id: ManagedObjectID) throws -> ObjectRecord? {
-        try record(for: id, in: engine.read())
-    }
-
-    private func record(for id: ManagedObjectID, in snapshot: Snapshot) throws -> ObjectRecord? {
-        guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else { return nil }
-        let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
-        guard let table = tableMapping(for: tableID, in: snapshot), let row = try snapshot.row(in: table.name, key: key) else { return nil }
-        return try record(from: row, key: key, table: table, snapshot: snapshot)
+        try records(for: [id])[0]
     }
 }
 
@@ -125,8 +118,6 @@ extension PersistentStore {
 final class EntityCodec: Sendable {
     let entity: EntityDescription
     let layout: EntityLayout
-    /// The column of each property in layout order; nil for transient ones.
-    let columns: [Int?]
     let entityCode: Int64
     let columnCount: Int
     /// The stored properties in layout order, each with its column and what it holds: matching on the
@@ -152,7 +143,6 @@ final class EntityCodec: Sendable {
         let layout = EntityLayout.of(entity)
         self.layout = layout
         let columns = layout.names.map { mapping.column(forProperty: $0) }
-        self.columns = columns
         entityCode = mapping.entityCode
         columnCount = mapping.tableSchema.columns.count
         steps = layout.kinds.indices.compactMap { i in

@@ -239,25 +239,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return ContextError.storage(error)
     }
 
-    /// Whether every reference in `inserts` names a row among `inserts`. Inserted rows take the keys
-    /// from the snapshot's next key of their table on, in order, so a table's new rows are the range
-    /// from that key, as long as its count of inserts; anything else is an existing row (or a row that
-    /// is not there), which the graph pass must see.
+    /// Whether every reference in `inserts` names a row the save inserts: a key among `newKeys`, the
+    /// keys the save handed out in each table. Anything else is an existing row (or a row that is not
+    /// there), which the graph pass must see.
     private static func linksOnlyRowsItInserts(_ inserts: [(ref: RowReference, table: String, row: Row)],
-                                               snapshot: Snapshot) throws -> Bool {
-        var newKeys: [TableID: Range<Int64>] = [:]
-        // Inserts come in runs of one table: the run's range is kept aside and filed when it ends.
-        var run: (table: TableID, keys: Range<Int64>)?
-        for p in inserts {
-            if run?.table != p.ref.table {
-                if let run { newKeys[run.table] = run.keys }
-                let first = try newKeys[p.ref.table]?.lowerBound ?? snapshot.nextKey(in: p.table)
-                run = (p.ref.table, newKeys[p.ref.table] ?? first..<first)
-            }
-            let keys = run!.keys
-            if p.ref.key >= keys.lowerBound { run!.keys = keys.lowerBound..<max(keys.upperBound, p.ref.key + 1) }
-        }
-        if let run { newKeys[run.table] = run.keys }
+                                               newKeys: [TableID: Range<Int64>]) -> Bool {
         var last: (table: TableID, keys: Range<Int64>)?
         func isNew(_ ref: RowReference) -> Bool {
             if let last, last.table == ref.table { return last.keys.contains(ref.key) }
@@ -323,8 +309,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         for d in changes.deletes { try check(d.id, d.entity, expected: d.expectedVersion) }
         if !conflicts.isEmpty { throw ConflictsFound(conflicts: conflicts, storeRecords: storeRecords) }
 
-        // Permanent keys for inserted objects first, so rows can reference each other.
-        var nextKeys: [String: Int64] = [:]
+        // Permanent keys for inserted objects first, so rows can reference each other. Each table's
+        // new rows take the keys from its next key on, in order: the keys handed out so far.
+        var newKeys: [TableID: Range<Int64>] = [:]
         outcome.ids.reserveCapacity(changes.inserts.count)
         for insert in changes.inserts {
             if insert.id.primaryKey != nil && insert.id.persistentStoreIdentifier == store.identifier {
@@ -332,9 +319,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 outcome.ids[insert.id] = insert.id
                 continue
             }
-            let table = try location(insert.entity).name
-            let key = try nextKeys[table] ?? snapshot.nextKey(in: table)
-            nextKeys[table] = key + 1
+            let (table, tableID) = try location(insert.entity)
+            let keys = try newKeys[tableID] ?? { let first = try snapshot.nextKey(in: table); return first..<first }()
+            let key = keys.upperBound
+            newKeys[tableID] = keys.lowerBound..<key + 1
             outcome.ids[insert.id] = ManagedObjectID(scope: store.idScope(for: insert.entity), key: key)
         }
         let ids = outcome.ids
@@ -360,7 +348,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
         }
         if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
-            try Self.linksOnlyRowsItInserts(inserts, snapshot: snapshot)
+            Self.linksOnlyRowsItInserts(inserts, newKeys: newKeys)
         {
             // New rows linked to new rows only: both ends come from the one context, which keeps
             // inverses in step as it sets them, and no other save can have changed a row that did not

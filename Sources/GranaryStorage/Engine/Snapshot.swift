@@ -81,17 +81,16 @@ public struct Snapshot: Sendable {
     /// Rows matching an index query, in index order.
     /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`, `.invalidArgument` for a malformed query.
     public func query(_ q: IndexQuery) throws -> [(key: Int64, row: Row)] {
-        // The tree and name as locals, taken once: a closure that reaches the table (through its box, or
-        // even as a captured local) copies the whole table struct for every row.
+        // The table's rows taken once, as `KeyedRows`: a closure that reaches the table (through its
+        // box, or even as a captured local) copies the whole table struct for every row.
         let table = try state.table(q.table).table
-        let rows = table.rows
-        let name = table.name
+        let rows = KeyedRows(rows: table.rows, name: table.name)
         let indexName = q.index
         var result: [(key: Int64, row: Row)] = []
         result.reserveCapacity(min(q.limit ?? 16, 1024))
         try scan(q, in: table) { key in
-            guard let row = try TableState.row(forKey: key, in: rows, table: name) else {
-                throw StorageError.corruption(file: "index '\(indexName)'", offset: 0, reason: "entry for missing row \(key) in table '\(name)'")
+            guard let row = try rows.row(forKey: key) else {
+                throw StorageError.corruption(file: "index '\(indexName)'", offset: 0, reason: "entry for missing row \(key) in table '\(rows.name)'")
             }
             result.append((key, row))
         }
