@@ -311,6 +311,28 @@ private func allNodes(_ tree: ByteTree) -> [ObjectIdentifier] {
         }
     }
 
+    /// The staged lookup of many keys answers as one lookup per key does, in the order asked, for
+    /// trees of one leaf and of many levels, groups that end mid-way, repeated and absent keys.
+    @Test func lookingUpManyKeysAtOnceMatchesALookupPerKey() async {
+        await propertyCheck(count: 80, input: Gen.int(in: 0...3000), Gen.int(in: -50...3100).array(of: 0...70), Gen.int(in: 0...2)) { population, probes, shape in
+            let layouts = [(leafBytes: 8192, fanout: 96), (leafBytes: 128, fanout: 4), (leafBytes: 512, fanout: 8)]
+            var tree = ByteTree(leafBytes: layouts[shape].leafBytes, fanout: layouts[shape].fanout)
+            // Every other key present, so that half of the probes inside the range miss.
+            for k in stride(from: 0, to: population, by: 2) {
+                tree.insert(key: IndexKey.primaryKey(Int64(k)), value: Array("row \(k)".utf8))
+            }
+            let keys = probes.flatMap { IndexKey.primaryKey(Int64($0)) }
+            var answers: [(Int, [UInt8]?)] = []
+            keys.withUnsafeBytes { raw in
+                tree.withValues(forKeys: raw, width: IndexKey.primaryKeyLength) { i, value in answers.append((i, value.map { Array($0) })) }
+            }
+            #expect(answers.map(\.0) == Array(probes.indices))
+            for (i, probe) in probes.enumerated() {
+                #expect(answers[i].1 == tree.value(forKey: IndexKey.primaryKey(Int64(probe))), "key \(probe) of \(population)")
+            }
+        }
+    }
+
     // MARK: Scans
 
     @Test func scanHonoursEveryBoundCombination() throws {

@@ -79,29 +79,29 @@ extension PersistentStore {
     /// IDs of another store.
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
         let snapshot = engine.read()
-        // The faults of one relationship are of one entity, mostly: its table and decoder are looked
-        // up once per run of IDs in the same scope, not once per ID.
-        var scope: ManagedObjectID.Scope?
-        var table: (rows: Snapshot.KeyedRows, decoder: RecordDecoder)?
-        var records: [ObjectRecord?] = []
-        records.reserveCapacity(ids.count)
-        for id in ids {
-            guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier else {
-                records.append(nil)
-                continue
+        var records = [ObjectRecord?](repeating: nil, count: ids.count)
+        var row = Row([])
+        // The faults of one relationship are of one entity, mostly: each run of IDs in the same scope
+        // finds its table and decoder once, and its rows are looked up together, so that their cache
+        // misses overlap.
+        var start = 0
+        while start < ids.count {
+            let scope = ids[start].scope
+            var end = start + 1
+            while end < ids.count && ids[end].scope === scope { end += 1 }
+            defer { start = end }
+            let id = ids[start]
+            guard id.persistentStoreIdentifier == identifier, !id.isTemporaryID else { continue }
+            let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
+            guard let table = tableMapping(for: tableID, in: snapshot) else { continue }
+            let rows = try snapshot.keyedRows(of: table.name)
+            var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
+            let keys = ids[start..<end].map { $0.primaryKey ?? 0 }
+            try rows.withRows(forKeys: keys) { i, encoded in
+                guard let encoded else { return }
+                try encoded.decode(into: &row)
+                records[start + i] = try decoder.record(from: row, key: encoded.key)
             }
-            if id.scope !== scope {
-                scope = id.scope
-                let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
-                table = try tableMapping(for: tableID, in: snapshot).map {
-                    (try snapshot.keyedRows(of: $0.name), try RecordDecoder(store: self, table: $0, snapshot: snapshot))
-                }
-            }
-            guard let row = try table?.rows.row(forKey: key) else {
-                records.append(nil)
-                continue
-            }
-            records.append(try table!.decoder.record(from: row, key: key))
         }
         return records
     }

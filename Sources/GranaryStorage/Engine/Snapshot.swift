@@ -51,6 +51,24 @@ public struct Snapshot: Sendable {
         public func row(forKey key: Int64) throws -> Row? {
             try TableState.row(forKey: key, in: rows, table: name)
         }
+
+        /// The rows with these primary keys (`nil` for each one that has none), in the order of `keys`.
+        /// Faster than a lookup per key when the rows are scattered over a large table: the lookups'
+        /// cache misses overlap.
+        /// - Throws: `StorageError.corruption` if a stored row cannot be decoded.
+        public func rows(forKeys keys: [Int64]) throws -> [Row?] {
+            var result: [Row?] = []
+            result.reserveCapacity(keys.count)
+            try TableState.rows(forKeys: keys, in: rows, table: name) { _, row in result.append(try row?.decode()) }
+            return result
+        }
+
+        /// Calls `body` with each key's position in `keys` and its row still encoded (`nil` when there
+        /// is none), in the order of `keys`; the lookups overlap as in `rows(forKeys:)`.
+        /// - Throws: what `body` throws.
+        public func withRows(forKeys keys: [Int64], _ body: (_ index: Int, _ row: EncodedRow?) throws -> Void) rethrows {
+            try TableState.rows(forKeys: keys, in: rows, table: name, body)
+        }
     }
 
     /// - Throws: `StorageError.noSuchTable`.
@@ -60,11 +78,18 @@ public struct Snapshot: Sendable {
     /// - Throws: `StorageError.noSuchTable`, `.corruption`, or what `body` throws.
     public func forEachRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
                            _ body: (_ key: Int64, _ row: Row) throws -> Bool) throws {
+        try forEachEncodedRow(in: table, from: start, reverse: reverse) { row in try body(row.key, try row.decode()) }
+    }
+
+    /// Visits rows as `forEachRow` does, still encoded: a caller that decodes them into one reused
+    /// `Row` (`EncodedRow.decode(into:)`) allocates nothing per row.
+    /// - Throws: `StorageError.noSuchTable`, or what `body` throws.
+    public func forEachEncodedRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
+                                  _ body: (EncodedRow) throws -> Bool) throws {
         let t = try state.table(table).table
         let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
         try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
-            let key = IndexKey.primaryKey(from: k)
-            return try body(key, try RowCodec.decode(v, table: table, key: key))
+            try body(EncodedRow(bytes: v, table: table, key: IndexKey.primaryKey(from: k)))
         }
     }
 
@@ -81,20 +106,32 @@ public struct Snapshot: Sendable {
     /// Rows matching an index query, in index order.
     /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`, `.invalidArgument` for a malformed query.
     public func query(_ q: IndexQuery) throws -> [(key: Int64, row: Row)] {
-        // The table's rows taken once, as `KeyedRows`: a closure that reaches the table (through its
-        // box, or even as a captured local) copies the whole table struct for every row.
-        let table = try state.table(q.table).table
-        let rows = KeyedRows(rows: table.rows, name: table.name)
-        let indexName = q.index
         var result: [(key: Int64, row: Row)] = []
-        result.reserveCapacity(min(q.limit ?? 16, 1024))
-        try scan(q, in: table) { key in
-            guard let row = try rows.row(forKey: key) else {
-                throw StorageError.corruption(file: "index '\(indexName)'", offset: 0, reason: "entry for missing row \(key) in table '\(rows.name)'")
-            }
-            result.append((key, row))
-        }
+        try query(q) { row in result.append((row.key, try row.decode())) }
         return result
+    }
+
+    /// Calls `body` with the rows matching an index query, in index order, still encoded.
+    ///
+    /// The index is read first and the rows are then looked up together (`ByteTree.withValues`): an
+    /// index scan's rows are scattered over the table, and looked up one by one each would wait for
+    /// its own cache misses.
+    /// - Throws: as `query(_:)`, or what `body` throws.
+    public func query(_ q: IndexQuery, _ body: (EncodedRow) throws -> Void) throws {
+        // The table's rows taken out once: a closure that reaches the table (through its box, or even
+        // as a captured local) copies the whole table struct for every row.
+        let table = try state.table(q.table).table
+        let rows = table.rows
+        let (tableName, indexName) = (table.name, q.index)
+        var keys: [Int64] = []
+        keys.reserveCapacity(min(q.limit ?? 16, 1024))
+        try scan(q, in: table) { keys.append($0) }
+        try TableState.rows(forKeys: keys, in: rows, table: tableName) { i, row in
+            guard let row else {
+                throw StorageError.corruption(file: "index '\(indexName)'", offset: 0, reason: "entry for missing row \(keys[i]) in table '\(tableName)'")
+            }
+            try body(row)
+        }
     }
 
     /// Primary keys matching an index query, in index order, without decoding rows.

@@ -85,6 +85,19 @@ struct TableState: Sendable {
         }
     }
 
+    /// The rows with these primary keys, looked up together (see `ByteTree.withValues`): `body` gets
+    /// each key's position in `keys` and its row, or `nil` when there is none.
+    static func rows(forKeys keys: [Int64], in rows: ByteTree, table: String, _ body: (_ index: Int, _ row: EncodedRow?) throws -> Void) rethrows {
+        try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: keys.count) { encoded in
+            for (i, key) in keys.enumerated() {
+                encoded.initializeElement(at: i, to: IndexKey.withPrimaryKey(key) { $0.loadUnaligned(as: UInt64.self) })
+            }
+            try rows.withValues(forKeys: UnsafeRawBufferPointer(encoded), width: IndexKey.primaryKeyLength) { i, value in
+                try body(i, value.map { EncodedRow(bytes: $0, table: table, key: keys[i]) })
+            }
+        }
+    }
+
     func containsRow(_ key: Int64) -> Bool {
         IndexKey.withPrimaryKey(key) { rows.contains($0) }
     }

@@ -256,8 +256,7 @@ extension ByteTree.Leaf {
             // that the processor can fetch its cache line in parallel with the array's header.
             let first = hintHeads >> 32
             let last = hintHeads & 0xFFFF_FFFF
-            let isInterpolating = hintCount > 16 && last > first && keyHead >= first && keyHead <= last
-            let guess = isInterpolating ? Int((keyHead - first) * UInt64(hintCount - 1) / (last - first)) : 0
+            let guess = Self.interpolationGuess(keyHead: keyHead, hintCount: hintCount, hintHeads: hintHeads)
 
             let n = slots.count
             guard n > 0 else { return (0, false) }
@@ -274,7 +273,7 @@ extension ByteTree.Leaf {
             precondition(hintCount == n, "a leaf's search hint is out of date")
             if keyHead < first { return (0, false) }
             if keyHead > last { return (n, false) }
-            if isInterpolating {
+            if let guess {
                 let c = compare(guess)
                 if c == 0 { return (guess, true) }
                 if c < 0 {
@@ -303,6 +302,17 @@ extension ByteTree.Leaf {
                 }
             }
             return (low, false)
+        }
+
+        /// The slot an interpolation between the leaf's first and last heads puts `keyHead` at, or `nil`
+        /// when the leaf is too small or the head lies outside them. It needs only the leaf's hint, so a
+        /// search (or `ByteTree.withValues`) can start loading that slot before anything else arrives.
+        @inline(__always)
+        static func interpolationGuess(keyHead: UInt64, hintCount: Int, hintHeads: UInt64) -> Int? {
+            let first = hintHeads >> 32
+            let last = hintHeads & 0xFFFF_FFFF
+            guard hintCount > 16 && last > first && keyHead >= first && keyHead <= last else { return nil }
+            return Int((keyHead - first) * UInt64(hintCount - 1) / (last - first))
         }
     }
 

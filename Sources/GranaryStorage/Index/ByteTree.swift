@@ -103,7 +103,7 @@ struct ByteTree: @unchecked Sendable {
     /// alive, and nothing can change them meanwhile (`self` is a non-mutating copy). Retaining and
     /// releasing each node took about as long as the searches.
     @inline(__always)
-    private func withLeaf<R>(for key: UnsafeRawBufferPointer, _ body: (Leaf) throws -> R) rethrows -> R? {
+    func withLeaf<R>(for key: UnsafeRawBufferPointer, _ body: (Leaf) throws -> R) rethrows -> R? {
         guard let root else { return nil }
         var node = Unmanaged.passUnretained(root)
         var level = height

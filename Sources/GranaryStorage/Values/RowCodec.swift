@@ -84,13 +84,19 @@ enum RowCodec {
     }
 
     static func decode(from r: inout ByteReader) throws -> Row {
+        var values: [Value] = []
+        try decode(from: &r, into: &values)
+        return Row(values)
+    }
+
+    /// Decodes a row's values into `values`, replacing what it held but keeping its capacity.
+    static func decode(from r: inout ByteReader, into values: inout [Value]) throws {
         let count = try r.readVarint()
         // Every value takes at least one byte, which bounds a damaged count.
         guard count <= UInt64(r.remaining) else { throw r.corruption("column count \(count) exceeds row size") }
-        var values: [Value] = []
+        values.removeAll(keepingCapacity: true)
         values.reserveCapacity(Int(count))
         for _ in 0..<count { values.append(try decodeValue(from: &r)) }
-        return Row(values)
     }
 
     static func decodeValue(from r: inout ByteReader) throws -> Value {
