@@ -50,7 +50,19 @@ extension ManagedObjectContext {
     /// - Throws: `ContextError` for an unknown entity, a removed store, or store errors.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
         assertOnQueue()
-        return try fetchObjects(request).compactMap { $0 as? T }
+        let objects = try fetchObjects(request)
+        // Objects of exactly the requested class (almost always all of them) skip the dynamic cast,
+        // which looks up generic metadata for every object.
+        var result: [T] = []
+        result.reserveCapacity(objects.count)
+        for object in objects {
+            if type(of: object) == T.self {
+                result.append(unsafeDowncast(object, to: T.self))
+            } else if let typed = object as? T {
+                result.append(typed)
+            }
+        }
+        return result
     }
 
     /// The IDs of the objects a request describes, without loading them.

@@ -25,17 +25,16 @@ struct ObjectTable<Key: Hashable> {
     }
 
     mutating func insert(_ object: ManagedObject, forKey key: Key) {
-        if let slot = slotOf[key] {
-            slots[slot] = object
+        // One hash for the common case, a new key: claim a slot, then file it, and give the slot back
+        // only if the key was there already.
+        let slot = freeSlots.popLast() ?? slots.count
+        if let existing = slotOf.updateValue(slot, forKey: key) {
+            slotOf[key] = existing
+            slots[existing] = object
+            if slot < slots.count { freeSlots.append(slot) }
             return
         }
-        if let slot = freeSlots.popLast() {
-            slots[slot] = object
-            slotOf[key] = slot
-        } else {
-            slotOf[key] = slots.count
-            slots.append(object)
-        }
+        if slot == slots.count { slots.append(object) } else { slots[slot] = object }
     }
 
     @discardableResult
@@ -67,6 +66,20 @@ struct ObjectTable<Key: Hashable> {
     /// Removes every object that only the table holds. In place: when every object is still held (a
     /// fetch building its result) nothing is rebuilt, only scanned.
     mutating func removeObjectsHeldOnlyHere(keyOf: (ManagedObject) -> Key) {
+        var survivors = 0
+        for slot in slots.indices where slots[slot] != nil && !isKnownUniquelyReferenced(&slots[slot]) { survivors += 1 }
+        if survivors == count { return }
+        if survivors < count / 2 {
+            // Mostly dead (a context whose fetched objects were let go): refiling the few survivors in a
+            // new table costs less than removing every dead key from the dictionary, one hash each.
+            var kept = ObjectTable()
+            kept.reserveCapacity(survivors)
+            for slot in slots.indices where slots[slot] != nil && !isKnownUniquelyReferenced(&slots[slot]) {
+                kept.insert(slots[slot]!, forKey: keyOf(slots[slot]!))
+            }
+            self = kept
+            return
+        }
         for slot in slots.indices where slots[slot] != nil && isKnownUniquelyReferenced(&slots[slot]) {
             slotOf.removeValue(forKey: keyOf(slots[slot]!))
             slots[slot] = nil
@@ -79,9 +92,14 @@ struct ObjectTable<Key: Hashable> {
         self = ObjectTable()
     }
 
+    /// Room for `n` objects. Grows geometrically: `Array.reserveCapacity` allocates exactly what it is
+    /// asked for, so a context reserving room for each fetch's objects would otherwise copy the whole
+    /// slot array on every fetch.
     mutating func reserveCapacity(_ n: Int) {
-        slotOf.reserveCapacity(n)
-        slots.reserveCapacity(n)
+        guard n > slots.capacity else { return }
+        let target = Swift.max(n, 2 * slots.capacity)
+        slotOf.reserveCapacity(target)
+        slots.reserveCapacity(target)
     }
 
     private mutating func free(_ slot: Int) {
