@@ -52,5 +52,7 @@ public struct FetchStatistics: Sendable, Hashable {
     /// Rows read from the store by fetches (before residual filtering).
     public var rowsExamined = 0
     /// The plan of the most recent fetch, as `FetchPlan.explain` words it.
-    public var lastPlan: String?
+    public var lastPlan: String? { lastFetchPlan?.explain }
+    /// Kept as the plan, worded only when asked for.
+    var lastFetchPlan: FetchPlan?
 }

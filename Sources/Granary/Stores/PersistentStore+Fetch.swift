@@ -85,7 +85,7 @@ extension PersistentStore {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
         let plan = FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
-        statistics.lastPlan = plan.explain
+        statistics.lastFetchPlan = plan
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName
         guard let table = mapping.table(named: tableName) else { throw ContextError.unknownEntity(fetch.entity.name) }
@@ -174,7 +174,7 @@ extension PersistentStore {
         let plan = try self.plan(unlimited)
         if plan.residual == nil, case .index = plan.access {
             statistics.indexScans += 1
-            statistics.lastPlan = plan.explain
+            statistics.lastFetchPlan = plan
             let table = try entityMapping(fetch.entity.name).tableName
             let total = try plan.access.indexQueries(table: table).reduce(0) { $0 + (try engine.read().count($1)) }
             return max(0, min(fetch.limit ?? .max, total - fetch.offset))

@@ -117,7 +117,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             statisticsStorage.fullScans += local.fullScans
             statisticsStorage.indexScans += local.indexScans
             statisticsStorage.rowsExamined += local.rowsExamined
-            if let plan = local.lastPlan { statisticsStorage.lastPlan = plan }
+            if let plan = local.lastFetchPlan { statisticsStorage.lastFetchPlan = plan }
         }
     }
 
