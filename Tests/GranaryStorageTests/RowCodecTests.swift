@@ -21,6 +21,39 @@ import Testing
         }
     }
 
+    /// A row read value by value, and into a reused row, gives what decoding it whole gives; damaged
+    /// bytes are corruption naming the table and key either way, never a partial row.
+    @Test func anEncodedRowReadsAlikeEveryWayAndNamesItsRowWhenDamaged() throws {
+        let row: Row = [.int(2), .int(7), .string("Ada"), .null, .references([RowReference(table: TableID(rawValue: 1), key: 4)])]
+        let bytes = RowCodec.encode(row)
+        var reused: Row = [.string("left over"), .int(1), .int(2), .int(3), .int(4), .int(5), .int(6)]
+        try bytes.withUnsafeBytes { raw in
+            let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
+            var seen: [Value] = []
+            try encoded.forEachValue { column, value in
+                #expect(column == seen.count)
+                seen.append(value)
+            }
+            #expect(Row(seen) == row)
+            try encoded.decode(into: &reused)
+            #expect(reused == row)
+            #expect(try encoded.decode() == row)
+        }
+        for cut in 0..<bytes.count {
+            Array(bytes[0..<cut]).withUnsafeBytes { raw in
+                let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
+                for read in [{ try encoded.forEachValue { _, _ in } }, { _ = try encoded.decode() }] {
+                    #expect {
+                        try read()
+                    } throws: { error in
+                        guard case StorageError.corruption(let file, _, _) = error else { return false }
+                        return file == "table 'Employee' row 42"
+                    }
+                }
+            }
+        }
+    }
+
     @Test func missingTrailingColumnsReadAsNull() {
         let row: Row = [.int(1)]
         #expect(row[5] == .null)

@@ -72,8 +72,11 @@ struct ObjectTable<Key: Hashable> {
         if survivors < count / 2 {
             // Mostly dead (a context whose fetched objects were let go): refiling the few survivors in a
             // new table costs less than removing every dead key from the dictionary, one hash each.
+            // The table keeps its room (up to a bound, so that a context that once held a large
+            // result does not keep that much): one that refills after each sweep would otherwise
+            // rehash every key on each doubling of its dictionary.
             var kept = ObjectTable()
-            kept.reserveCapacity(survivors)
+            kept.reserveCapacity(Swift.max(survivors, Swift.min(count, 4096)))
             for slot in slots.indices where slots[slot] != nil && !isKnownUniquelyReferenced(&slots[slot]) {
                 kept.insert(slots[slot]!, forKey: keyOf(slots[slot]!))
             }

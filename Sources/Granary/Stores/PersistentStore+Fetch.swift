@@ -101,10 +101,11 @@ extension PersistentStore {
 
         let pushed = plan.limitPushedDown
         var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
-        // An index scan whose order and window are already the final ones turns each row into a record as it is
-        // read, decoded into one reused row: no array per row. A full scan does not: there the rows'
-        // arrays, allocated between the records' strings, keep the records' value arrays apart from
-        // them and evenly spaced in memory, and reading a large result afterwards is twice as fast.
+        // An index scan whose order and window are already the final ones turns each row into a record
+        // as it is read, straight from its bytes (or, to check a residual, through one reused row): no
+        // array per row. A full scan does not: there the rows' arrays, allocated between the records'
+        // strings, keep the records' value arrays apart from them and evenly spaced in memory, and
+        // reading a large result afterwards is twice as fast.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
         if case .fullScan = plan.access {} else if isFinal {
             var records: [ObjectRecord] = []
@@ -113,9 +114,12 @@ extension PersistentStore {
                 statistics.indexScans += 1
                 try snapshot.query(query) { encoded in
                     statistics.rowsExamined += 1
-                    try encoded.decode(into: &row)
-                    if let residual = plan.residual, try !evaluator.matches(residual, row: row) { return }
-                    records.append(try decoder.record(from: row, key: encoded.key))
+                    if let residual = plan.residual {
+                        try encoded.decode(into: &row)
+                        if try evaluator.matches(residual, row: row) { records.append(try decoder.record(from: row, key: encoded.key)) }
+                    } else {
+                        records.append(try decoder.record(from: encoded))
+                    }
                 }
             }
             return records

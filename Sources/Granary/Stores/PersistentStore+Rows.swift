@@ -80,7 +80,6 @@ extension PersistentStore {
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {
         let snapshot = engine.read()
         var records = [ObjectRecord?](repeating: nil, count: ids.count)
-        var row = Row([])
         // The faults of one relationship are of one entity, mostly: each run of IDs in the same scope
         // finds its table and decoder once, and its rows are looked up together, so that their cache
         // misses overlap.
@@ -99,8 +98,7 @@ extension PersistentStore {
             let keys = ids[start..<end].map { $0.primaryKey ?? 0 }
             try rows.withRows(forKeys: keys) { i, encoded in
                 guard let encoded else { return }
-                try encoded.decode(into: &row)
-                records[start + i] = try decoder.record(from: row, key: encoded.key)
+                records[start + i] = try decoder.record(from: encoded)
             }
         }
         return records
@@ -125,6 +123,9 @@ final class EntityCodec: Sendable {
     let steps: [Step]
     /// The scope of the entity's IDs in this store, so that decoding a row does not intern it.
     let scope: ManagedObjectID.Scope
+    /// For each column, the position in `steps` of the property stored there, or -1: decoding a row
+    /// value by value finds each one's step without a search.
+    let stepByColumn: [Int]
 
     struct Step: Sendable {
         enum Kind: Sendable {
@@ -153,6 +154,9 @@ final class EntityCodec: Sendable {
             case .toMany: return Step(index: i, column: column, kind: .toMany)
             }
         }
+        var stepByColumn = [Int](repeating: -1, count: columnCount)
+        for (position, step) in steps.enumerated() where step.column < columnCount { stepByColumn[step.column] = position }
+        self.stepByColumn = stepByColumn
     }
 }
 
@@ -185,32 +189,60 @@ struct RecordDecoder {
             throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
         }
         let codec = codecs[Int(code)]
-        let layout = codec.layout
-        var values = layout.initialValues
-        for step in codec.steps {
-            let stored = row[step.column]
-            switch step.kind {
-            case .attribute(let type):
-                do { values[step.index] = try type.swiftValue(from: stored) } catch {
-                    throw ContextError.wrongValueType(entity: codec.entity.name, key: layout.names[step.index], value: "\(stored)",
-                                                      reason: "stored value: \(error)")
-                }
-            case .toOne:
-                if case .reference(let ref) = stored { values[step.index] = try objectID(for: ref) }
-            case .toMany:
-                if case .references(let refs) = stored {
-                    var ids: [ManagedObjectID] = []
-                    ids.reserveCapacity(refs.count)
-                    for ref in refs { if let id = try objectID(for: ref) { ids.append(id) } }
-                    values[step.index] = ids
-                } else {
-                    values[step.index] = [ManagedObjectID]()
-                }
-            }
-        }
+        var values = codec.layout.initialValues
+        for step in codec.steps { try decode(row[step.column], as: step, of: codec, into: &values) }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
-        return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: key), values: values, version: version, layout: layout)
+        return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: key), values: values, version: version, layout: codec.layout)
+    }
+
+    /// Decodes a row still encoded, value by value, into the record of the object it stores: no `Row`
+    /// is built. The entity code comes first among the columns, so each later value finds its step.
+    mutating func record(from encoded: EncodedRow) throws -> ObjectRecord {
+        var codec: EntityCodec?
+        var values: [Any?] = []
+        var version: Int64 = 0
+        var columns = 0
+        try encoded.forEachValue { column, stored in
+            columns = column + 1
+            if let codec {
+                if column == StorageMapping.versionColumn {
+                    if case .int(let v) = stored { version = v }
+                } else if column < codec.stepByColumn.count, case let position = codec.stepByColumn[column], position >= 0 {
+                    try decode(stored, as: codec.steps[position], of: codec, into: &values)
+                }
+            } else if column == StorageMapping.entityColumn, case .int(let code) = stored, code >= 0, code < codecs.count {
+                codec = codecs[Int(code)]
+                values = codecs[Int(code)].layout.initialValues
+            }
+        }
+        guard let codec else {
+            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(encoded.key) has no valid entity code"))
+        }
+        // A row written before a column was added reads the missing columns as null, as `Row` does.
+        for step in codec.steps where step.column >= columns { try decode(.null, as: step, of: codec, into: &values) }
+        return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: encoded.key), values: values, version: version, layout: codec.layout)
+    }
+
+    private mutating func decode(_ stored: Value, as step: EntityCodec.Step, of codec: EntityCodec, into values: inout [Any?]) throws {
+        switch step.kind {
+        case .attribute(let type):
+            do { values[step.index] = try type.swiftValue(from: stored) } catch {
+                throw ContextError.wrongValueType(entity: codec.entity.name, key: codec.layout.names[step.index], value: "\(stored)",
+                                                  reason: "stored value: \(error)")
+            }
+        case .toOne:
+            if case .reference(let ref) = stored { values[step.index] = try objectID(for: ref) }
+        case .toMany:
+            if case .references(let refs) = stored {
+                var ids: [ManagedObjectID] = []
+                ids.reserveCapacity(refs.count)
+                for ref in refs { if let id = try objectID(for: ref) { ids.append(id) } }
+                values[step.index] = ids
+            } else {
+                values[step.index] = [ManagedObjectID]()
+            }
+        }
     }
 
     private mutating func objectID(for ref: RowReference) throws -> ManagedObjectID? {

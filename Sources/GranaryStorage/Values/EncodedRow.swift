@@ -16,15 +16,39 @@ public struct EncodedRow {
     /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row.
     public func decode() throws -> Row { try RowCodec.decode(bytes, table: table, key: key) }
 
+    /// Calls `body` with each column's position and value, in column order, without building a `Row`:
+    /// for a caller that converts every value into something else anyway.
+    /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row,
+    ///   or what `body` throws.
+    public func forEachValue(_ body: (_ column: Int, _ value: Value) throws -> Void) throws {
+        var reader = ByteReader(bytes, context: "row")
+        let count = try located { () throws -> Int in
+            let count = try reader.readVarint()
+            // Every value takes at least one byte, which bounds a damaged count.
+            guard count <= UInt64(reader.remaining) else { throw reader.corruption("column count \(count) exceeds row size") }
+            return Int(count)
+        }
+        for column in 0..<count {
+            let value = try located { try RowCodec.decodeValue(from: &reader) }
+            try body(column, value)
+        }
+        try located { if !reader.isAtEnd { throw reader.corruption("\(reader.remaining) unexpected bytes after the row") } }
+    }
+
+    /// Runs a read of the row's bytes, naming the table and key in a corruption it reports.
+    private func located<T>(_ read: () throws -> T) throws -> T {
+        do { return try read() } catch StorageError.corruption(_, let offset, let reason) {
+            throw StorageError.corruption(file: "table '\(table)' row \(key)", offset: offset, reason: reason)
+        }
+    }
+
     /// Decodes the row into `row`, replacing its values and keeping its capacity.
     /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row.
     public func decode(into row: inout Row) throws {
-        do {
+        try located {
             var reader = ByteReader(bytes, context: "row")
             try RowCodec.decode(from: &reader, into: &row.values)
             if !reader.isAtEnd { throw reader.corruption("\(reader.remaining) unexpected bytes after the row") }
-        } catch StorageError.corruption(_, let offset, let reason) {
-            throw StorageError.corruption(file: "table '\(table)' row \(key)", offset: offset, reason: reason)
         }
     }
 }

@@ -1,0 +1,93 @@
+import Foundation
+import GranaryStorage
+import Testing
+
+@testable import Granary
+
+/// The store turns rows into objects along several paths: a full scan decodes whole rows, an index scan
+/// decodes each row's values straight from its bytes (or through a reused row when a residual predicate
+/// needs one), and faulting looks rows up by key in groups. They must agree, also on rows written before
+/// their table gained columns.
+@Suite struct RowDecodingTests {
+    /// Every saved value of an object, relationships as IDs, worded so that two reads compare.
+    private static func saved(_ object: ManagedObject) -> [String] {
+        object.committedValues(forKeys: nil).map { "\($0.key)=\(String(describing: $0.value))" }.sorted()
+    }
+
+    /// The person called `name` read along each path, each in a new context so that nothing is reused.
+    private static func readings(of name: String, id: ManagedObjectID, on coordinator: PersistentStoreCoordinator) throws -> [String: [String]] {
+        func inNewContext(_ body: (ManagedObjectContext) throws -> ManagedObject?) throws -> [String] {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            return try context.performAndWait {
+                guard let object = try body(context) else { return ["(not found)"] }
+                return saved(object)
+            }
+        }
+        var result: [String: [String]] = [:]
+        result["full scan"] = try inNewContext { context in
+            try context.fetch(FetchRequest<ManagedObject>(entityName: "Person")).first { ($0 as? Person)?.name == name }
+        }
+        result["index"] = try inNewContext { context in
+            let request = FetchRequest<Person>(predicate: #Predicate { $0.name == name })
+            #expect(try context.explain(request).residual == nil)
+            return try context.fetch(request).first
+        }
+        result["index and residual"] = try inNewContext { context in
+            let request = FetchRequest<Person>(predicate: #Predicate { $0.name == name && $0.email != "" })
+            #expect(try context.explain(request).residual != nil)
+            return try context.fetch(request).first
+        }
+        result["fault"] = try inNewContext { context in
+            let object = try context.existingObject(with: id)
+            object.fireFaultIfNeeded()
+            return object
+        }
+        return result
+    }
+
+    @Test func everyPathFromRowToObjectReadsTheSameValuesAlsoFromRowsShorterThanTheirTable() throws {
+        let (coordinator, context) = try makeStack(.durable)
+        let (ada, cy) = try context.performAndWait {
+            let acme = Company(context: context)
+            acme.name = "Acme"
+            let ada = Employee(context: context)
+            ada.name = "Ada"
+            ada.email = "ada@acme.example"
+            ada.salary = 120
+            ada.hired = Date(timeIntervalSince1970: 1_000_000)
+            ada.company = acme
+            let badge = Badge(context: context)
+            badge.title = "first"
+            badge.holder = ada
+            let cy = Contractor(context: context)
+            cy.name = "Cy"
+            cy.email = "cy@acme.example"
+            cy.rate = 3.5
+            try context.save()
+            return (ada.objectID, cy.objectID)
+        }
+        for (name, id) in [("Ada", ada), ("Cy", cy)] {
+            let readings = try Self.readings(of: name, id: id, on: coordinator)
+            #expect(readings["full scan"]!.contains("name=Optional(\"\(name)\")"), "\(readings)")
+            for (path, values) in readings { #expect(values == readings["full scan"], "\(name) by \(path)") }
+        }
+        let before = try Self.readings(of: "Ada", id: ada, on: coordinator)["full scan"]!
+        #expect(before.contains("salary=Optional(120)") && before.contains { $0.hasPrefix("company=Optional(") }, "\(before)")
+
+        // Ada's row as a store written before the table had its later columns would hold it.
+        let store = coordinator.persistentStores[0]
+        let table = try #require(store.engine.read().tableName(for: store.engine.read().tableID(of: "Person")))
+        let key = try #require(ada.primaryKey)
+        let full = try #require(try store.engine.read().row(in: table, key: key))
+        let columns = try store.engine.read().schema(of: table).columns.map(\.name)
+        let kept = try #require(columns.firstIndex(of: "name")) + 1
+        #expect(kept < columns.count)
+        try store.engine.write { tx in try tx.update(Row(Array(full.values.prefix(kept))), in: table, key: key) }
+
+        let readings = try Self.readings(of: "Ada", id: ada, on: coordinator)
+        for (path, values) in readings { #expect(values == readings["full scan"], "Ada by \(path)") }
+        let shortened = readings["full scan"]!
+        #expect(shortened.contains("name=Optional(\"Ada\")"), "\(shortened)")
+        for missing in ["salary=nil", "company=nil", "badges=Optional([])"] { #expect(shortened.contains(missing), "\(shortened)") }
+    }
+}
