@@ -68,6 +68,25 @@ import Testing
         try again.close()
     }
 
+    /// A lock released a moment after the open starts (as when a process launched meanwhile still
+    /// holds a copy of the closed descriptor) is waited for; one held on stays refused.
+    @Test func anOpenWaitsBrieflyForALockOnItsWayOut() throws {
+        let dir = temporaryDirectory()
+        let first = try open(dir)
+        let closed = DispatchSemaphore(value: 0)
+        let start = ContinuousClock.now
+        // A thread of its own: the shared pools may be busy with other tests' waits.
+        Thread {
+            Thread.sleep(forTimeInterval: 0.1)
+            try? first.close()
+            closed.signal()
+        }.start()
+        let second = try open(dir)
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
+        closed.wait()
+        try second.close()
+    }
+
     @Test func metadataIsTransactionalAndDurable() throws {
         let dir = temporaryDirectory()
         do {

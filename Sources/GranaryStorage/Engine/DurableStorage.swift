@@ -91,8 +91,10 @@ final class DurableStorage: @unchecked Sendable {
             }
         }
         let lockFile = try PosixFile.open(directory + "/LOCK", mode: readOnly ? .readOnly : .create)
-        let locked = readOnly ? try lockFile.tryLockShared() : try lockFile.tryLockExclusive()
-        guard locked else { throw StorageError.lockHeld(path: directory) }
+        guard try takeLock(lockFile, shared: readOnly) else {
+            lockFile.close()
+            throw StorageError.lockHeld(path: directory)
+        }
 
         var report = RecoveryReport()
         let names = try PosixFile.list(directory)
@@ -433,6 +435,25 @@ final class DurableStorage: @unchecked Sendable {
     }
 
     // MARK: Closing and reporting
+
+    /// How long an open waits for a lock that may be on its way out.
+    static let lockPatience: Duration = .milliseconds(500)
+
+    /// Takes the store's lock, retrying for up to `lockPatience` before giving up.
+    ///
+    /// A lock can be held for a moment after its owner closed it: a process launched meanwhile by any
+    /// thread of this one holds a copy of every descriptor from its fork until its exec closes them
+    /// (close-on-exec ones included), and with the copy the lock. A store closed and at once reopened
+    /// while another thread launches a process would otherwise fail to reopen. A store really open
+    /// elsewhere still fails, half a second later.
+    private static func takeLock(_ file: PosixFile, shared: Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + lockPatience
+        while true {
+            if try shared ? file.tryLockShared() : file.tryLockExclusive() { return true }
+            if ContinuousClock.now >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
 
     func close() throws {
         var failure: Error?
