@@ -132,7 +132,7 @@ extension ManagedObjectContext {
         } else {
             guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
             let records = try coordinator.fetch(fetch)
-            registry.reserveCapacity(registry.count + records.count)
+            prepareToRegister(records.count)
             objects = records.map { materialize($0, fault: request.fetchBatchSize > 0) }
         }
         let inMemory = !window || unlowered != nil || fetch.limit == nil && (request.fetchLimit > 0 || request.fetchOffset > 0)

@@ -196,13 +196,25 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func register(_ object: ManagedObject) {
-        // Drop the objects nobody else holds, but only when the registry has doubled since the last
-        // sweep, so that registering stays O(1) amortized even when every object is still held.
-        if registry.count >= nextRegistrySweep {
+        sweepRegistryIfDue(adding: 1)
+        registry[object.objectID] = object
+    }
+
+    /// Makes room for `count` more registered objects (a fetch's), sweeping first when they would take
+    /// the registry past its next sweep: growing a table that is about to be swept rehashed every key
+    /// it held, on every cycle of a context that fetches and lets go.
+    func prepareToRegister(_ count: Int) {
+        sweepRegistryIfDue(adding: count)
+        registry.reserveCapacity(registry.count + count)
+    }
+
+    /// Drops the objects nobody else holds, but only when the registry has doubled since the last
+    /// sweep, so that registering stays O(1) amortized even when every object is still held.
+    private func sweepRegistryIfDue(adding count: Int) {
+        if registry.count + count > nextRegistrySweep {
             sweepRegistry()
             nextRegistrySweep = max(1024, registry.count * 2)
         }
-        registry[object.objectID] = object
     }
 
     /// The registered object with this ID, if it is alive. One that only the registry holds is what a

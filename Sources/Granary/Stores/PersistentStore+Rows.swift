@@ -197,30 +197,26 @@ struct RecordDecoder {
     }
 
     /// Decodes a row still encoded, value by value, into the record of the object it stores: no `Row`
-    /// is built. The entity code comes first among the columns, so each later value finds its step.
+    /// is built. The entity code is the first column, so each later value finds its step.
     mutating func record(from encoded: EncodedRow) throws -> ObjectRecord {
-        var codec: EntityCodec?
-        var values: [Any?] = []
-        var version: Int64 = 0
-        var columns = 0
-        try encoded.forEachValue { column, stored in
-            columns = column + 1
-            if let codec {
-                if column == StorageMapping.versionColumn {
-                    if case .int(let v) = stored { version = v }
-                } else if column < codec.stepByColumn.count, case let position = codec.stepByColumn[column], position >= 0 {
-                    try decode(stored, as: codec.steps[position], of: codec, into: &values)
-                }
-            } else if column == StorageMapping.entityColumn, case .int(let code) = stored, code >= 0, code < codecs.count {
-                codec = codecs[Int(code)]
-                values = codecs[Int(code)].layout.initialValues
-            }
-        }
-        guard let codec else {
+        var stored = try encoded.values()
+        guard StorageMapping.entityColumn == 0, case .int(let code)? = try stored.next(), code >= 0, code < codecs.count else {
             throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(encoded.key) has no valid entity code"))
         }
+        let codec = codecs[Int(code)]
+        var values = codec.layout.initialValues
+        var version: Int64 = 0
+        let stepByColumn = codec.stepByColumn
+        while let value = try stored.next() {
+            let column = stored.column - 1
+            if column == StorageMapping.versionColumn {
+                if case .int(let v) = value { version = v }
+            } else if column < stepByColumn.count, case let position = stepByColumn[column], position >= 0 {
+                try decode(value, as: codec.steps[position], of: codec, into: &values)
+            }
+        }
         // A row written before a column was added reads the missing columns as null, as `Row` does.
-        for step in codec.steps where step.column >= columns { try decode(.null, as: step, of: codec, into: &values) }
+        for step in codec.steps where step.column >= stored.count { try decode(.null, as: step, of: codec, into: &values) }
         return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: encoded.key), values: values, version: version, layout: codec.layout)
     }
 

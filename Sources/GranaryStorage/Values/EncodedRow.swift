@@ -21,6 +21,14 @@ public struct EncodedRow {
     /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row,
     ///   or what `body` throws.
     public func forEachValue(_ body: (_ column: Int, _ value: Value) throws -> Void) throws {
+        var values = try self.values()
+        while let value = try values.next() { try body(values.column - 1, value) }
+    }
+
+    /// The row's values one at a time, in column order: `forEachValue` without a closure, for a caller
+    /// whose per-value work would otherwise retain and release what the closure captures on every value.
+    /// - Throws: `StorageError.corruption` naming the table and key if the column count is damaged.
+    public func values() throws -> Values {
         var reader = ByteReader(bytes, context: "row")
         let count = try located { () throws -> Int in
             let count = try reader.readVarint()
@@ -28,11 +36,30 @@ public struct EncodedRow {
             guard count <= UInt64(reader.remaining) else { throw reader.corruption("column count \(count) exceeds row size") }
             return Int(count)
         }
-        for column in 0..<count {
-            let value = try located { try RowCodec.decodeValue(from: &reader) }
-            try body(column, value)
+        return Values(row: self, reader: reader, count: count)
+    }
+
+    /// An iterator over a row's values (see `values()`).
+    public struct Values {
+        let row: EncodedRow
+        var reader: ByteReader
+        /// The number of columns the row holds (a row written before its table gained columns holds
+        /// fewer than the table has).
+        public let count: Int
+        /// The position of the value `next()` returns next.
+        public private(set) var column = 0
+
+        /// The next value, or `nil` after the last one.
+        /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row.
+        public mutating func next() throws -> Value? {
+            guard column < count else {
+                let end = reader
+                try row.located { if !end.isAtEnd { throw end.corruption("\(end.remaining) unexpected bytes after the row") } }
+                return nil
+            }
+            column += 1
+            return try row.located { try RowCodec.decodeValue(from: &reader) }
         }
-        try located { if !reader.isAtEnd { throw reader.corruption("\(reader.remaining) unexpected bytes after the row") } }
     }
 
     /// Runs a read of the row's bytes, naming the table and key in a corruption it reports.
