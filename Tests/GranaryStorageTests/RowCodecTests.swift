@@ -30,8 +30,10 @@ import Testing
         try bytes.withUnsafeBytes { raw in
             let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
             var seen: [Value] = []
-            try encoded.forEachValue { column, value in
-                #expect(column == seen.count)
+            var values = try encoded.values()
+            #expect(values.count == row.count)
+            while let value = try values.next() {
+                #expect(values.column == seen.count + 1)
                 seen.append(value)
             }
             #expect(Row(seen) == row)
@@ -42,7 +44,11 @@ import Testing
         for cut in 0..<bytes.count {
             Array(bytes[0..<cut]).withUnsafeBytes { raw in
                 let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
-                for read in [{ try encoded.forEachValue { _, _ in } }, { _ = try encoded.decode() }] {
+                let readValues = {
+                    var values = try encoded.values()
+                    while try values.next() != nil {}
+                }
+                for read in [readValues, { _ = try encoded.decode() }] {
                     #expect {
                         try read()
                     } throws: { error in

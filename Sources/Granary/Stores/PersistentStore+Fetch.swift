@@ -107,7 +107,7 @@ extension PersistentStore {
         // strings, keep the records' value arrays apart from them and evenly spaced in memory, and
         // reading a large result afterwards is twice as fast.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
-        if case .fullScan = plan.access {} else if isFinal {
+        if isFinal && plan.access != .fullScan {
             var records: [ObjectRecord] = []
             var row = Row([])
             for query in plan.access.indexQueries(table: tableName, offset: pushed ? fetch.offset : 0, limit: pushed ? fetch.limit : nil) {

@@ -185,9 +185,7 @@ struct RecordDecoder {
 
     /// Decodes a row of the table into the record of the object it stores.
     mutating func record(from row: Row, key: Int64) throws -> ObjectRecord {
-        guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else {
-            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
-        }
+        guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else { throw noEntityCode(key) }
         let codec = codecs[Int(code)]
         var values = codec.layout.initialValues
         for step in codec.steps { try decode(row[step.column], as: step, of: codec, into: &values) }
@@ -201,7 +199,7 @@ struct RecordDecoder {
     mutating func record(from encoded: EncodedRow) throws -> ObjectRecord {
         var stored = try encoded.values()
         guard StorageMapping.entityColumn == 0, case .int(let code)? = try stored.next(), code >= 0, code < codecs.count else {
-            throw ContextError.storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(encoded.key) has no valid entity code"))
+            throw noEntityCode(encoded.key)
         }
         let codec = codecs[Int(code)]
         var values = codec.layout.initialValues
@@ -218,6 +216,10 @@ struct RecordDecoder {
         // A row written before a column was added reads the missing columns as null, as `Row` does.
         for step in codec.steps where step.column >= stored.count { try decode(.null, as: step, of: codec, into: &values) }
         return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: encoded.key), values: values, version: version, layout: codec.layout)
+    }
+
+    private func noEntityCode(_ key: Int64) -> ContextError {
+        .storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
     }
 
     private mutating func decode(_ stored: Value, as step: EntityCodec.Step, of codec: EntityCodec, into values: inout [Any?]) throws {

@@ -52,19 +52,9 @@ public struct Snapshot: Sendable {
             try TableState.row(forKey: key, in: rows, table: name)
         }
 
-        /// The rows with these primary keys (`nil` for each one that has none), in the order of `keys`.
-        /// Faster than a lookup per key when the rows are scattered over a large table: the lookups'
-        /// cache misses overlap.
-        /// - Throws: `StorageError.corruption` if a stored row cannot be decoded.
-        public func rows(forKeys keys: [Int64]) throws -> [Row?] {
-            var result: [Row?] = []
-            result.reserveCapacity(keys.count)
-            try TableState.rows(forKeys: keys, in: rows, table: name) { _, row in result.append(try row?.decode()) }
-            return result
-        }
-
         /// Calls `body` with each key's position in `keys` and its row still encoded (`nil` when there
-        /// is none), in the order of `keys`; the lookups overlap as in `rows(forKeys:)`.
+        /// is none), in the order of `keys`. Faster than a lookup per key when the rows are scattered
+        /// over a large table: the lookups' cache misses overlap (`ByteTree.withValues`).
         /// - Throws: what `body` throws.
         public func withRows(forKeys keys: [Int64], _ body: (_ index: Int, _ row: EncodedRow?) throws -> Void) rethrows {
             try TableState.rows(forKeys: keys, in: rows, table: name, body)
@@ -78,18 +68,11 @@ public struct Snapshot: Sendable {
     /// - Throws: `StorageError.noSuchTable`, `.corruption`, or what `body` throws.
     public func forEachRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
                            _ body: (_ key: Int64, _ row: Row) throws -> Bool) throws {
-        try forEachEncodedRow(in: table, from: start, reverse: reverse) { row in try body(row.key, try row.decode()) }
-    }
-
-    /// Visits rows as `forEachRow` does, still encoded: a caller that decodes them into one reused
-    /// `Row` (`EncodedRow.decode(into:)`) allocates nothing per row.
-    /// - Throws: `StorageError.noSuchTable`, or what `body` throws.
-    public func forEachEncodedRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
-                                  _ body: (EncodedRow) throws -> Bool) throws {
         let t = try state.table(table).table
         let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
         try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
-            try body(EncodedRow(bytes: v, table: table, key: IndexKey.primaryKey(from: k)))
+            let key = IndexKey.primaryKey(from: k)
+            return try body(key, try RowCodec.decode(v, table: table, key: key))
         }
     }
 

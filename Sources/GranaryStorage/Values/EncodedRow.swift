@@ -1,9 +1,8 @@
 /// A stored row as its encoded bytes, handed to a closure during a scan or lookup and decoded on demand.
 ///
-/// Decoding into a `Row` the caller keeps (`decode(into:)`) reuses that row's storage: a caller that
-/// turns every row into something else (the object layer's records) then allocates no array per row,
-/// and the objects it builds are laid out in memory one after the other instead of among the freed
-/// arrays of rows decoded before them.
+/// A caller that turns every row into something else (the object layer's records) reads the values
+/// one at a time (`values()`), or decodes into one `Row` it reuses (`decode(into:)`), and allocates no
+/// array per row.
 ///
 /// Valid only inside the closure it is handed to: the bytes belong to the tree.
 public struct EncodedRow {
@@ -16,17 +15,8 @@ public struct EncodedRow {
     /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row.
     public func decode() throws -> Row { try RowCodec.decode(bytes, table: table, key: key) }
 
-    /// Calls `body` with each column's position and value, in column order, without building a `Row`:
-    /// for a caller that converts every value into something else anyway.
-    /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row,
-    ///   or what `body` throws.
-    public func forEachValue(_ body: (_ column: Int, _ value: Value) throws -> Void) throws {
-        var values = try self.values()
-        while let value = try values.next() { try body(values.column - 1, value) }
-    }
-
-    /// The row's values one at a time, in column order: `forEachValue` without a closure, for a caller
-    /// whose per-value work would otherwise retain and release what the closure captures on every value.
+    /// The row's values one at a time, in column order, without building a `Row`. An iterator rather
+    /// than a closure: a closure retained and released what it captured on every value.
     /// - Throws: `StorageError.corruption` naming the table and key if the column count is damaged.
     public func values() throws -> Values {
         var reader = ByteReader(bytes, context: "row")
