@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A kind of object in the model, its properties and its place in an inheritance hierarchy: Core Data's
 /// `NSEntityDescription`.
 ///
@@ -162,7 +160,7 @@ final class EntityStorage: Sendable {
     let attributesByName: [String: AttributeDescription]
     let relationshipsByName: [String: RelationshipDescription]
     /// The object layer's layout of this entity, made on first use (`EntityLayout.of`).
-    let layout = AtomicLazyReference<EntityLayout>()
+    let layout = LayoutSlot()
 
     init(
         declaration: EntityDeclaration, superIndex: Int?, subIndices: [Int], descendantIndices: [Int], rootIndex: Int,
