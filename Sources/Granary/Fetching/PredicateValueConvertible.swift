@@ -49,9 +49,11 @@ extension Optional: PredicateValueConvertible where Wrapped: PredicateValueConve
 enum PredicateValues {
     /// The constant for a single value, or `nil` when it has none (a collection is not a single value).
     static func value(of any: Any) -> Value? {
+        // The cast first: it answers every constant of a convertible type, optionals of one included,
+        // where the reflection below costs more than the rest of lowering a comparison.
+        if let convertible = any as? any PredicateValueConvertible { return convertible.predicateValue }
         if isNil(any) { return .null }
         if let unwrapped = unwrapOptional(any) { return value(of: unwrapped) }
-        if let convertible = any as? any PredicateValueConvertible { return convertible.predicateValue }
         return nil
     }
 
