@@ -90,4 +90,50 @@ import Testing
         #expect(shortened.contains("name=Optional(\"Ada\")"), "\(shortened)")
         for missing in ["salary=nil", "company=nil", "badges=Optional([])"] { #expect(shortened.contains(missing), "\(shortened)") }
     }
+
+    /// A transient attribute has no column, so a decoded record starts it at its default value, along
+    /// every path, while the stored attributes next to it come from the row.
+    @Test func transientAttributesReadTheirDefaultAlongEveryPath() throws {
+        let model = try ManagedObjectModel {
+            Entity("Note") {
+                Attribute("title", .string, indexed: true)
+                Attribute("draft", .string, defaultValue: "scratch", transient: true)
+                Attribute("pages", .integer64)
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .durable, at: scratchURL())
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let id = try writer.performAndWait {
+            let note = ManagedObject(entity: model.entitiesByName["Note"]!, insertInto: writer)
+            try note.setValue("Plans", forKey: "title")
+            try note.setValue("edited, never saved", forKey: "draft")
+            try note.setValue(Int64(7), forKey: "pages")
+            try writer.save()
+            return note.objectID
+        }
+        let paths: [(String, (ManagedObjectContext) throws -> ManagedObject?)] = [
+            ("full scan", { try $0.fetch(FetchRequest<ManagedObject>(entityName: "Note")).first }),
+            ("index", { context in
+                var request = FetchRequest<ManagedObject>(entityName: "Note")
+                request.filter = .compare(["title"], .equal, .value(.string("Plans")))
+                #expect(try context.explain(request).residual == nil)
+                return try context.fetch(request).first
+            }),
+            ("fault", { context in
+                let object = try context.existingObject(with: id)
+                object.fireFaultIfNeeded()
+                return object
+            }),
+        ]
+        for (path, read) in paths {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try context.performAndWait {
+                let note = try #require(try read(context), "\(path)")
+                #expect(try note.value(forKey: "draft") as? String == "scratch", "\(path)")
+                #expect(try note.value(forKey: "title") as? String == "Plans", "\(path)")
+                #expect(try note.value(forKey: "pages") as? Int64 == 7, "\(path)")
+            }
+        }
+    }
 }

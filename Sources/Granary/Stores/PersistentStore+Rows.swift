@@ -126,6 +126,9 @@ final class EntityCodec: Sendable {
     /// For each column, the position in `steps` of the property stored there, or -1: decoding a row
     /// value by value finds each one's step without a search.
     let stepByColumn: [Int]
+    /// The properties no column stores (transient attributes), which a decoded record gives their
+    /// initial values.
+    let unstoredIndexes: [Int]
 
     struct Step: Sendable {
         enum Kind: Sendable {
@@ -157,6 +160,16 @@ final class EntityCodec: Sendable {
         var stepByColumn = [Int](repeating: -1, count: columnCount)
         for (position, step) in steps.enumerated() where step.column < columnCount { stepByColumn[step.column] = position }
         self.stepByColumn = stepByColumn
+        unstoredIndexes = columns.indices.filter { columns[$0] == nil }
+    }
+
+    /// A record's values before its row is decoded into them: every stored property nil, the others
+    /// at their initial values. A new array rather than a copy of the layout's initial values, which
+    /// copied every value through the runtime's generic witnesses only for decoding to overwrite them.
+    func blankValues() -> [Any?] {
+        var values = [Any?](repeating: nil, count: layout.names.count)
+        for i in unstoredIndexes { values[i] = layout.initialValues[i] }
+        return values
     }
 }
 
@@ -187,7 +200,7 @@ struct RecordDecoder {
     mutating func record(from row: Row, key: Int64) throws -> ObjectRecord {
         guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else { throw noEntityCode(key) }
         let codec = codecs[Int(code)]
-        var values = codec.layout.initialValues
+        var values = codec.blankValues()
         for step in codec.steps { try decode(row[step.column], as: step, of: codec, into: &values) }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
@@ -202,7 +215,7 @@ struct RecordDecoder {
             throw noEntityCode(encoded.key)
         }
         let codec = codecs[Int(code)]
-        var values = codec.layout.initialValues
+        var values = codec.blankValues()
         var version: Int64 = 0
         let stepByColumn = codec.stepByColumn
         while let value = try stored.next() {
@@ -225,6 +238,16 @@ struct RecordDecoder {
     private mutating func decode(_ stored: Value, as step: EntityCodec.Step, of codec: EntityCodec, into values: inout [Any?]) throws {
         switch step.kind {
         case .attribute(let type):
+            // The common types straight into the record: `swiftValue` returns `any Sendable`, which
+            // the runtime boxes again to store as `Any`.
+            switch (type, stored) {
+            case (.integer64, .int(let i)): values[step.index] = i; return
+            case (.string, .string(let s)): values[step.index] = s; return
+            case (.date, .date(let d)): values[step.index] = d; return
+            case (.double, .double(let d)): values[step.index] = d; return
+            case (.boolean, .bool(let b)): values[step.index] = b; return
+            default: break
+            }
             do { values[step.index] = try type.swiftValue(from: stored) } catch {
                 throw ContextError.wrongValueType(entity: codec.entity.name, key: codec.layout.names[step.index], value: "\(stored)",
                                                   reason: "stored value: \(error)")
