@@ -52,7 +52,7 @@ struct LoweringContext {
 
     /// The predicate for a Boolean expression.
     func predicate(_ expression: Any) -> PredicateNode? {
-        if let e = expression as? any LowerableExpression { return e.lowered(in: self) }
+        if let e = LoweringRoles.of(type(of: expression)).expression { return e.lowered(expression, in: self) }
         switch operand(expression) {
         case .keyPath(let p)?: return .compare(p, .equal, .value(.bool(true)))
         case .constant(.bool(let b))?: return b ? .true : .false
@@ -62,7 +62,7 @@ struct LoweringContext {
     }
 
     func operand(_ expression: Any) -> LoweredOperand? {
-        (expression as? any LowerableOperand)?.lowered(in: self)
+        LoweringRoles.of(type(of: expression)).operand?.lowered(expression, in: self)
     }
 
     /// `lhs op rhs` for key paths, constants and counts on either side.
@@ -90,7 +90,7 @@ struct LoweringContext {
     /// A Boolean expression that may be wrapped in an optional chain (`$0.nick?.starts(with: "A") == true`),
     /// which is true only when the chain reaches a value and the test holds.
     func optionalPredicate(_ expression: Any) -> PredicateNode? {
-        if let chain = expression as? any OptionalChainExpression { return chain.loweredPredicate(in: self) }
+        if let chain = LoweringRoles.of(type(of: expression)).chain { return chain.loweredPredicate(expression, in: self) }
         return predicate(expression)
     }
 }
@@ -227,7 +227,7 @@ extension PredicateExpressions.KeyPath: LowerableOperand {
     func lowered(in context: LoweringContext) -> LoweredOperand? {
         guard case .keyPath(let base)? = context.operand(root) else { return nil }
         let any: AnyKeyPath = keyPath
-        if let collection = type(of: any).rootType as? any RelationshipCollection.Type {
+        if let collection = LoweringRoles.of(type(of: any).rootType).collection {
             if collection.countKeyPath == any { return .count(base) }
             if collection.isEmptyKeyPath == any { return .isEmpty(base) }
         }

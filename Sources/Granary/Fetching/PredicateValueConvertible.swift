@@ -51,7 +51,7 @@ enum PredicateValues {
     static func value(of any: Any) -> Value? {
         // The cast first: it answers every constant of a convertible type, optionals of one included,
         // where the reflection below costs more than the rest of lowering a comparison.
-        if let convertible = any as? any PredicateValueConvertible { return convertible.predicateValue }
+        if let convertible = LoweringRoles.of(type(of: any)).convertible { return convertible.predicateValue(of: any) }
         if isNil(any) { return .null }
         if let unwrapped = unwrapOptional(any) { return value(of: unwrapped) }
         return nil
