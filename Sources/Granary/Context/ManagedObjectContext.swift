@@ -51,10 +51,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// as Core Data's weakly held registry does. Not weak references: an object that is the target of
     /// one moves its reference counts to a side table, which makes every retain and release of it take
     /// the slow path, and most of an object's life is retains and releases.
-    var registry = ObjectTable<ManagedObjectID>()
+    var registry = ObjectTable<IDSlotMap>()
     private var nextRegistrySweep = 1024
     /// Objects with unsaved changes, held strongly until saved or rolled back.
-    var changed = ObjectTable<ObjectIdentifier>()
+    var changed = ObjectTable<[ObjectIdentifier: Int]>()
     /// Changes since the last objects-did-change notification.
     var pendingNotification = ContextChanges()
     private var mergeToken: UInt64?

@@ -6,13 +6,14 @@
 /// in arrival order (a fetch's objects are allocated in that order too), so walking and releasing them
 /// goes through memory in order and the hardware prefetcher keeps up. Freed slots are reused; an emptied
 /// table starts over.
-struct ObjectTable<Key: Hashable> {
-    private var slotOf: [Key: Int] = [:]
+struct ObjectTable<Map: SlotMap> {
+    typealias Key = Map.Key
+    private var slotOf = Map()
     private var slots: [ManagedObject?] = []
     private var freeSlots: [Int] = []
 
     var count: Int { slotOf.count }
-    var isEmpty: Bool { slotOf.isEmpty }
+    var isEmpty: Bool { slotOf.count == 0 }
 
     /// The objects in slot order.
     var values: some Sequence<ManagedObject> { slots.lazy.compactMap { $0 } }
@@ -29,7 +30,7 @@ struct ObjectTable<Key: Hashable> {
         // only if the key was there already.
         let slot = freeSlots.popLast() ?? slots.count
         if let existing = slotOf.updateValue(slot, forKey: key) {
-            slotOf[key] = existing
+            _ = slotOf.updateValue(existing, forKey: key)
             slots[existing] = object
             if slot < slots.count { freeSlots.append(slot) }
             return
@@ -54,9 +55,9 @@ struct ObjectTable<Key: Hashable> {
     /// The object under `key`, unless the table is all that holds it: then it is removed, and `nil`
     /// returned (what a weakly held table would already have lost).
     mutating func liveObject(forKey key: Key) -> ManagedObject? {
-        guard let slot = slotOf[key] else { return nil }
+        guard let slot = slotOf.lookUp(key) else { return nil }
         if isKnownUniquelyReferenced(&slots[slot]) {
-            slotOf.removeValue(forKey: key)
+            _ = slotOf.removeValue(forKey: key)
             free(slot)
             return nil
         }
@@ -68,8 +69,8 @@ struct ObjectTable<Key: Hashable> {
     mutating func removeObjectsHeldOnlyHere(keyOf: (ManagedObject) -> Key) {
         var survivors = 0
         for slot in slots.indices where slots[slot] != nil && !isKnownUniquelyReferenced(&slots[slot]) { survivors += 1 }
-        if survivors == count { return }
-        if survivors < count / 2 {
+        if survivors == count && !slotOf.isSparse { return }
+        if survivors < count / 2 || slotOf.isSparse {
             // Mostly dead (a context whose fetched objects were let go): refiling the few survivors in a
             // new table costs less than removing every dead key from the dictionary, one hash each.
             // The table keeps its room (up to a bound, so that a context that once held a large
@@ -84,11 +85,11 @@ struct ObjectTable<Key: Hashable> {
             return
         }
         for slot in slots.indices where slots[slot] != nil && isKnownUniquelyReferenced(&slots[slot]) {
-            slotOf.removeValue(forKey: keyOf(slots[slot]!))
+            _ = slotOf.removeValue(forKey: keyOf(slots[slot]!))
             slots[slot] = nil
             freeSlots.append(slot)
         }
-        if slotOf.isEmpty { removeAll() }
+        if slotOf.count == 0 { removeAll() }
     }
 
     mutating func removeAll() {
@@ -107,7 +108,7 @@ struct ObjectTable<Key: Hashable> {
 
     private mutating func free(_ slot: Int) {
         slots[slot] = nil
-        if slotOf.isEmpty {
+        if slotOf.count == 0 {
             slots.removeAll(keepingCapacity: true)
             freeSlots.removeAll(keepingCapacity: true)
         } else {
