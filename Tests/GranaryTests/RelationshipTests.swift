@@ -84,6 +84,42 @@ import Testing
         }
     }
 
+    /// Unlinking members of a large to-many (one with a member set) in any order, by deletion or by
+    /// relinking elsewhere, and relinking one, leaves exactly the rest, also after a save and a reload.
+    @Test func unlinkingFromALargeToManyInAnyOrderLeavesExactlyTheRest() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            let boss = Employee(context: context)
+            boss.name = "Boss"
+            let elsewhere = Employee(context: context)
+            elsewhere.name = "Elsewhere"
+            let staff = (0..<120).map { i -> Employee in
+                let e = Employee(context: context)
+                e.name = "S\(i)"
+                e.manager = boss
+                return e
+            }
+            try context.save()
+            var remaining = Set(staff)
+            var generator = SystemRandomNumberGenerator()
+            for (step, e) in staff.shuffled(using: &generator).prefix(90).enumerated() {
+                if step.isMultiple(of: 3) { context.delete(e) } else { e.manager = elsewhere }
+                remaining.remove(e)
+                #expect(boss.reports == remaining, "step \(step)")
+                // Relinking one that left puts it back once.
+                if step == 40 {
+                    e.manager = boss
+                    #expect(boss.reports == remaining.union([e]))
+                    e.manager = elsewhere
+                }
+            }
+            try context.save()
+            context.reset()
+            let reloaded = try context.fetch(FetchRequest<Employee>(predicate: #Predicate { $0.name == "Boss" }))
+            #expect(Set(reloaded.first?.reports.map(\.name) ?? []) == Set(remaining.map(\.name)))
+        }
+    }
+
     @Test func deleteRulesNullifyCascadeAndDeny() throws {
         let (coordinator, context) = try makeStack()
         try context.performAndWait {
