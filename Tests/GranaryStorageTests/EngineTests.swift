@@ -21,6 +21,35 @@ import Testing
         #expect(after.lsn == s.lsn + 1)
     }
 
+    /// Rows handed out still encoded decode to what `forEachRow` gives, in the same key order, and
+    /// returning false stops the walk.
+    @Test func encodedRowsWalkLikeDecodedOnes() throws {
+        let engine = try Engine.open(.inMemory)
+        try makePeople(engine)
+        try engine.write { tx in try tx.delete(from: "person", key: 3) }
+        let s = engine.read()
+        var decoded: [(Int64, Row)] = []
+        try s.forEachRow(in: "person") { key, row in
+            decoded.append((key, row))
+            return true
+        }
+        var encoded: [(Int64, Row)] = []
+        try s.forEachEncodedRow(in: "person") { row in
+            encoded.append((row.key, try row.decode()))
+            return true
+        }
+        #expect(encoded.count == 7)
+        #expect(encoded.map(\.0) == decoded.map(\.0))
+        #expect(encoded.map(\.1) == decoded.map(\.1))
+        var visited = 0
+        try s.forEachEncodedRow(in: "person") { _ in
+            visited += 1
+            return visited < 2
+        }
+        #expect(visited == 2)
+        #expect(throws: StorageError.self) { try s.forEachEncodedRow(in: "nope") { _ in true } }
+    }
+
     @Test func snapshotIsUnchangedByLaterCommits() throws {
         let engine = try Engine.open(.inMemory)
         try makePeople(engine)

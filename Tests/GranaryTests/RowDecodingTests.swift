@@ -91,6 +91,57 @@ import Testing
         for missing in ["salary=nil", "company=nil", "badges=Optional([])"] { #expect(shortened.contains(missing), "\(shortened)") }
     }
 
+    /// A full scan of every row makes its records' value arrays ahead, for the fetched entity; rows of
+    /// a sub-entity in the same table (more properties) must not take them, and rows of the entity
+    /// must get their transient defaults and stored values whatever their order.
+    @Test func aFullScanOverAnEntityAndItsSubEntitiesReadsEachRowAsItsOwnEntity() throws {
+        let model = try ManagedObjectModel {
+            Entity("Item") {
+                Attribute("label", .string)
+                Attribute("note", .string, defaultValue: "none", transient: true)
+            }
+            Entity("Special", parent: "Item") {
+                Attribute("level", .integer64)
+                Attribute("since", .date, optional: true)
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .durable, at: scratchURL())
+        let writer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try writer.performAndWait {
+            for i in 0..<40 {
+                let special = i % 3 == 1
+                let object = ManagedObject(entity: model.entitiesByName[special ? "Special" : "Item"]!, insertInto: writer)
+                try object.setValue("L\(i)", forKey: "label")
+                if special {
+                    try object.setValue(Int64(i * 10), forKey: "level")
+                    try object.setValue(Date(timeIntervalSince1970: Double(i)), forKey: "since")
+                }
+            }
+            try writer.save()
+        }
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try reader.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            let plan = try reader.explain(request)
+            #expect(plan.access == .fullScan && plan.residual == nil)
+            let objects = try reader.fetch(request)
+            #expect(objects.count == 40)
+            for object in objects {
+                let label = try #require(try object.value(forKey: "label") as? String)
+                let i = try #require(Int(label.dropFirst()))
+                #expect(try object.value(forKey: "note") as? String == "none", "\(label)")
+                if i % 3 == 1 {
+                    #expect(object.entity.name == "Special", "\(label)")
+                    #expect(try object.value(forKey: "level") as? Int64 == Int64(i * 10), "\(label)")
+                    #expect(try object.value(forKey: "since") as? Date == Date(timeIntervalSince1970: Double(i)), "\(label)")
+                } else {
+                    #expect(object.entity.name == "Item", "\(label)")
+                }
+            }
+        }
+    }
+
     /// A transient attribute has no column, so a decoded record starts it at its default value, along
     /// every path, while the stored attributes next to it come from the row.
     @Test func transientAttributesReadTheirDefaultAlongEveryPath() throws {

@@ -101,11 +101,9 @@ extension PersistentStore {
 
         let pushed = plan.limitPushedDown
         var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
-        // An index scan whose order and window are already the final ones turns each row into a record
-        // as it is read, straight from its bytes (or, to check a residual, through one reused row): no
-        // array per row. A full scan does not: there the rows' arrays, allocated between the records'
-        // strings, keep the records' value arrays apart from them and evenly spaced in memory, and
-        // reading a large result afterwards is twice as fast.
+        // A scan whose order and window are already the final ones turns each row into a record as it
+        // is read, straight from its bytes (or, to check a residual, through one reused row): no array
+        // per row.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
         if isFinal && plan.access != .fullScan {
             var records: [ObjectRecord] = []
@@ -121,6 +119,21 @@ extension PersistentStore {
                         records.append(try decoder.record(from: encoded))
                     }
                 }
+            }
+            return records
+        }
+        if isFinal && plan.access == .fullScan && plan.residual == nil && fetch.offset == 0 && fetch.limit == nil {
+            // Every row of the table becomes a record: their value arrays are made first, together
+            // (see `RecordDecoder.prepareBlanks`), unless the entity has no rows of its own.
+            let count = try snapshot.count(in: tableName)
+            if !fetch.entity.isAbstract { decoder.prepareBlanks(count: count, entityCode: m.entityCode) }
+            var records: [ObjectRecord] = []
+            records.reserveCapacity(count)
+            statistics.fullScans += 1
+            try snapshot.forEachEncodedRow(in: tableName) { encoded in
+                statistics.rowsExamined += 1
+                records.append(try decoder.record(from: encoded))
+                return true
             }
             return records
         }

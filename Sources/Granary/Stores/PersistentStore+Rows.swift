@@ -184,6 +184,10 @@ struct RecordDecoder {
     private var referencedTable: TableID?
     /// The ID scope of every row of `referencedTable`, when that table holds a single entity.
     private var referencedScope: ManagedObjectID.Scope?
+    /// Value arrays made ahead for the records of a full scan (`prepareBlanks`), taken in order.
+    private var blanks: [[Any?]] = []
+    private var nextBlank = 0
+    private var blanksCodec: EntityCodec?
 
     /// - Throws: `ContextError.storage` when the store has no codecs for the table.
     init(store: PersistentStore, table: TableMapping, snapshot: Snapshot) throws {
@@ -196,11 +200,34 @@ struct RecordDecoder {
         self.codecs = codecs
     }
 
+    /// Makes `count` blank value arrays for records of the entity with `entityCode`, before any row is
+    /// decoded. A scan that decodes each row straight into its record otherwise allocates each record's
+    /// array right after the strings of the row before, wherever freed memory has room: reading the
+    /// objects afterwards then missed the cache on most value arrays and took 1.6 times as long. Made
+    /// together, the arrays lie one after another, and reading them streams.
+    mutating func prepareBlanks(count: Int, entityCode: Int64) {
+        guard entityCode >= 0 && entityCode < codecs.count else { return }
+        let codec = codecs[Int(entityCode)]
+        blanksCodec = codec
+        blanks.reserveCapacity(count)
+        for _ in 0..<count { blanks.append(codec.blankValues()) }
+    }
+
+    /// The next prepared blank when it is of `codec`'s entity, else a new one.
+    private mutating func blankValues(for codec: EntityCodec) -> [Any?] {
+        guard codec === blanksCodec, nextBlank < blanks.count else { return codec.blankValues() }
+        // Swapped out, so that the record's array is uniquely held and decoding into it copies nothing.
+        var taken: [Any?] = []
+        swap(&taken, &blanks[nextBlank])
+        nextBlank += 1
+        return taken
+    }
+
     /// Decodes a row of the table into the record of the object it stores.
     mutating func record(from row: Row, key: Int64) throws -> ObjectRecord {
         guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else { throw noEntityCode(key) }
         let codec = codecs[Int(code)]
-        var values = codec.blankValues()
+        var values = blankValues(for: codec)
         for step in codec.steps { try decode(row[step.column], as: step, of: codec, into: &values) }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
@@ -215,7 +242,7 @@ struct RecordDecoder {
             throw noEntityCode(encoded.key)
         }
         let codec = codecs[Int(code)]
-        var values = codec.blankValues()
+        var values = blankValues(for: codec)
         var version: Int64 = 0
         let stepByColumn = codec.stepByColumn
         while let value = try stored.next() {

@@ -76,6 +76,17 @@ public struct Snapshot: Sendable {
         }
     }
 
+    /// Calls `body` with each row of a table in key order, still encoded, until it returns false: for
+    /// a caller that turns rows into its own values and has no use for a `Row` array per row.
+    /// - Throws: `StorageError.noSuchTable`, or what `body` throws.
+    public func forEachEncodedRow(in table: String, _ body: (EncodedRow) throws -> Bool) throws {
+        let t = try state.table(table).table
+        let name = t.name
+        try t.rows.scan(from: nil, to: nil, reverse: false) { k, v in
+            try body(EncodedRow(bytes: v, table: name, key: IndexKey.primaryKey(from: k)))
+        }
+    }
+
     /// All rows of a table in key order. For large tables prefer `forEachRow`, which does not
     /// materialise them all.
     /// - Throws: `StorageError.noSuchTable`, `.corruption`.
