@@ -2,10 +2,10 @@
 ///
 /// A `Dictionary` of objects visits them in hash order. Dropping a context of 100,000 objects, or
 /// finishing a save of them, then reaches each object at a random address, and every one of those
-/// reaches is a cache miss. Here the dictionary holds only slot numbers, and the objects sit in an array
-/// in arrival order (a fetch's objects are allocated in that order too), so walking and releasing them
-/// goes through memory in order and the hardware prefetcher keeps up. Freed slots are reused; an emptied
-/// table starts over.
+/// reaches is a cache miss. Here a `SlotMap` holds only slot numbers (a dictionary, or for the registry
+/// an `IDSlotMap`), and the objects sit in an array in arrival order (a fetch's objects are allocated in
+/// that order too), so walking and releasing them goes through memory in order and the hardware
+/// prefetcher keeps up. Freed slots are reused; an emptied table starts over.
 struct ObjectTable<Map: SlotMap> {
     typealias Key = Map.Key
     private var slotOf = Map()
@@ -72,7 +72,8 @@ struct ObjectTable<Map: SlotMap> {
         if survivors == count && !slotOf.isSparse { return }
         if survivors < count / 2 || slotOf.isSparse {
             // Mostly dead (a context whose fetched objects were let go): refiling the few survivors in a
-            // new table costs less than removing every dead key from the dictionary, one hash each.
+            // new table costs less than removing every dead key from the map, one hash each. A sparse
+            // map (an `IDSlotMap` keeps its emptied blocks) is refiled too, to give that room back.
             // The table keeps its room (up to a bound, so that a context that once held a large
             // result does not keep that much): one that refills after each sweep would otherwise
             // rehash every key on each doubling of its dictionary.
