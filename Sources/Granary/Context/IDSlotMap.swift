@@ -72,21 +72,17 @@ struct IDSlotMap: SlotMap {
 
     mutating func updateValue(_ slot: Int, forKey id: ManagedObjectID) -> Int? {
         let i = position(of: id, creating: true)!
-        let old = entries[i]
+        let old = self.slot(at: i)
         entries[i] = Int32(slot + 1)
-        if old == 0 {
-            count += 1
-            return nil
-        }
-        return Int(old) - 1
+        if old == nil { count += 1 }
+        return old
     }
 
     mutating func removeValue(forKey id: ManagedObjectID) -> Int? {
-        guard let i = position(of: id, creating: false), entries[i] != 0 else { return nil }
-        let old = entries[i]
+        guard let i = position(of: id, creating: false), let old = slot(at: i) else { return nil }
         entries[i] = 0
         count -= 1
-        return Int(old) - 1
+        return old
     }
 
     /// Room for `n` more IDs: entries for consecutive ones (a scan's), and blocks for up to 4,096

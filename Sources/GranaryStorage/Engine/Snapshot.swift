@@ -68,21 +68,18 @@ public struct Snapshot: Sendable {
     /// - Throws: `StorageError.noSuchTable`, `.corruption`, or what `body` throws.
     public func forEachRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
                            _ body: (_ key: Int64, _ row: Row) throws -> Bool) throws {
-        let t = try state.table(table).table
-        let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
-        try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
-            let key = IndexKey.primaryKey(from: k)
-            return try body(key, try RowCodec.decode(v, table: table, key: key))
-        }
+        try forEachEncodedRow(in: table, from: start, reverse: reverse) { try body($0.key, try $0.decode()) }
     }
 
-    /// Calls `body` with each row of a table in key order, still encoded, until it returns false: for
-    /// a caller that turns rows into its own values and has no use for a `Row` array per row.
+    /// `forEachRow` with the rows still encoded: for a caller that turns rows into its own values and
+    /// has no use for a `Row` array per row.
     /// - Throws: `StorageError.noSuchTable`, or what `body` throws.
-    public func forEachEncodedRow(in table: String, _ body: (EncodedRow) throws -> Bool) throws {
+    public func forEachEncodedRow(in table: String, from start: Int64? = nil, reverse: Bool = false,
+                                  _ body: (EncodedRow) throws -> Bool) throws {
         let t = try state.table(table).table
         let name = t.name
-        try t.rows.scan(from: nil, to: nil, reverse: false) { k, v in
+        let bound = start.map { ByteTree.Bound(key: IndexKey.primaryKey($0), isInclusive: true) }
+        try t.rows.scan(from: reverse ? nil : bound, to: reverse ? bound : nil, reverse: reverse) { k, v in
             try body(EncodedRow(bytes: v, table: name, key: IndexKey.primaryKey(from: k)))
         }
     }
