@@ -96,7 +96,6 @@ import Testing
             }
             #expect(Set(table.values.map(ObjectIdentifier.init)) == Set(expected.values), "\(context)")
         }
-        _ = held
     }
 
     @Test func theRegistryTableHoldsWhatADictionaryWould() async {
