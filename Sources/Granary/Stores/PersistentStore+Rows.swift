@@ -166,8 +166,20 @@ final class EntityCodec: Sendable {
     /// A record's values before its row is decoded into them: every stored property nil, the others
     /// at their initial values. A new array rather than a copy of the layout's initial values, which
     /// copied every value through the runtime's generic witnesses only for decoding to overwrite them.
+    ///
+    /// Filled through its uninitialized buffer: `Array(repeating:count:)` copied its `nil` into each
+    /// element through the runtime's value witnesses and looked up the array's metadata each time, a
+    /// twentieth of an indexed fetch.
     func blankValues() -> [Any?] {
-        var values = [Any?](repeating: nil, count: layout.names.count)
+        let count = layout.names.count
+        var values = [Any?](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var element = buffer.baseAddress!
+            for _ in 0..<count {
+                element.initialize(to: nil)
+                element += 1
+            }
+            initialized = count
+        }
         for i in unstoredIndexes { values[i] = layout.initialValues[i] }
         return values
     }
