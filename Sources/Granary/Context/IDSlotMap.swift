@@ -35,15 +35,16 @@ struct IDSlotMap: SlotMap {
     private static let blockSize = 1 << blockShift
 
     /// One run of `blockSize` numbers of one scope.
-    private struct BlockKey: Hashable {
+    private struct BlockKey: Equatable {
         let scope: ObjectIdentifier
         let run: Int64
+        var address: UInt { UInt(bitPattern: scope) }
     }
 
     /// Slot + 1 for each number, `blockSize` per block; 0 for none, so that a new block is zeroed
     /// memory.
     private var entries: [Int32] = []
-    private var blocks: [BlockKey: Int] = [:]
+    private var blocks = BlockTable()
     /// The block used last and where its entries start: a scan stays in one block for 8 IDs.
     private var lastKey: BlockKey?
     private var lastStart = 0
@@ -57,7 +58,7 @@ struct IDSlotMap: SlotMap {
 
     subscript(id: ManagedObjectID) -> Int? {
         let key = Self.blockKey(id)
-        let start = key == lastKey ? lastStart : blocks[key]
+        let start = key == lastKey ? lastStart : blocks.find(scope: key.address, run: key.run)
         return start.flatMap { slot(at: $0 + Self.offset(id)) }
     }
 
@@ -100,21 +101,19 @@ struct IDSlotMap: SlotMap {
         if key == lastKey { return lastStart + offset }
         let start: Int
         if creating {
-            // One hash to find or file the block: no block starts at the end of the entries, so
+            // One probe to find or file the block: no block starts at the end of the entries, so
             // finding that start there means the block is new.
             let end = entries.count
-            start = Self.claim(&blocks[key, default: end])
+            start = blocks.findOrInsert(scope: key.address, run: key.run, start: end)
             if start == end { entries.append(contentsOf: repeatElement(0, count: Self.blockSize)) }
         } else {
-            guard let found = blocks[key] else { return nil }
+            guard let found = blocks.find(scope: key.address, run: key.run) else { return nil }
             start = found
         }
         lastKey = key
         lastStart = start
         return start + offset
     }
-
-    private static func claim(_ start: inout Int) -> Int { start }
 
     private static func blockKey(_ id: ManagedObjectID) -> BlockKey {
         BlockKey(scope: ObjectIdentifier(id.scope), run: id.number >> blockShift)
