@@ -19,12 +19,16 @@ extension ManagedObjectContext {
         let entity = try entity(for: request)
         let model = self.model!
         let names: (AnyKeyPath) -> [String]? = { KeyPathProbe.components(of: $0, entity: entity, model: model) }
-        var nodes: [PredicateNode] = []
+        var lowered: PredicateNode?
         var unlowered: Predicate<T>?
         if let predicate = request.predicate {
-            if let node = PredicateNode.lower(predicate, keyPathName: names) { nodes.append(node) } else { unlowered = predicate }
+            if let node = PredicateNode.lower(predicate, keyPathName: names) { lowered = node } else { unlowered = predicate }
         }
-        if let filter = request.filter { nodes.append(filter) }
+        let storePredicate: PredicateNode?
+        switch (lowered, request.filter) {
+        case let (l?, f?): storePredicate = .and([l, f])
+        case let (l, f): storePredicate = l ?? f
+        }
         var sort = request.sortKeys
         var sortable = true
         for descriptor in request.sortDescriptors {
@@ -32,7 +36,7 @@ extension ManagedObjectContext {
         }
         let pushWindow = window && unlowered == nil && sortable
         let fetch = StoreFetch(entity: entity, includesSubentities: request.includesSubentities,
-                               predicate: nodes.isEmpty ? nil : nodes.count == 1 ? nodes[0] : .and(nodes),
+                               predicate: storePredicate,
                                sort: sortable ? sort : [],
                                limit: pushWindow && request.fetchLimit > 0 ? request.fetchLimit : nil,
                                offset: pushWindow ? request.fetchOffset : 0)

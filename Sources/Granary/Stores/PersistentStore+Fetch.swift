@@ -92,7 +92,9 @@ extension PersistentStore {
         let snapshot = snapshot ?? engine.read()
 
         // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
-        let evaluator = RowEvaluator(schema: schema) { [self] destination, ref in
+        // Made only for a residual or a sort in memory: most indexed fetches need neither, and making
+        // it allocated its closure and its regex cache on every fetch.
+        lazy var evaluator = RowEvaluator(schema: schema) { [self] destination, ref in
             guard let entity = model.entity(named: destination), let name = snapshot.tableName(for: ref.table),
                 let row = try snapshot.row(in: name, key: ref.key)
             else { return nil }
@@ -107,6 +109,9 @@ extension PersistentStore {
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
         if isFinal && plan.access != .fullScan {
             var records: [ObjectRecord] = []
+            // A limit pushed into the scan bounds the records (growing the array by doubling reallocated
+            // it five times for 20).
+            if pushed, let limit = fetch.limit { records.reserveCapacity(min(limit, 1024)) }
             var row = Row([])
             for query in plan.access.indexQueries(table: tableName, offset: pushed ? fetch.offset : 0, limit: pushed ? fetch.limit : nil) {
                 statistics.indexScans += 1

@@ -85,6 +85,8 @@ extension IndexQuery {
         let descending = columns[equal.count].isDescending
         func encoded(_ v: Value) throws -> [UInt8] {
             var k = base
+            // Room for the tag and a fixed-width value at once: appending them grew the key twice.
+            k.reserveCapacity(base.count + 16)
             try IndexKey.append(v, descending: descending, to: &k)
             return k
         }
