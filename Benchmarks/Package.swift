@@ -25,7 +25,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .executableTarget(name: "objprof", dependencies: [.product(name: "Granary", package: "Granary")]),
         .testTarget(
             name: "GranaryBenchTests",
             dependencies: ["granary-bench"]
