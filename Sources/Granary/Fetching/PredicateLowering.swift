@@ -22,7 +22,7 @@ extension PredicateNode {
     public static func lower<T>(_ predicate: Predicate<T>,
                                 keyPathName: (AnyKeyPath) -> [String]? = KeyPathNames.components(of:)) -> PredicateNode? {
         withoutActuallyEscaping(keyPathName) { name in
-            LoweringContext(variables: [predicate.variable.key: []], keyPathName: name).predicate(predicate.expression)
+            LoweringContext(variable: predicate.variable.key, keyPathName: name).predicate(predicate.expression)
         }
     }
 }
@@ -41,12 +41,28 @@ enum LoweredOperand {
 
 /// The variables in scope (each bound to a key path from the current object) and the key path namer.
 struct LoweringContext {
-    var variables: [PredicateExpressions.VariableID: KeyPathExpr]
+    /// The variable standing for the object the predicate tests, and those optional chains bind
+    /// (innermost last). Searched in order rather than kept in a dictionary, which allocated and
+    /// hashed on every fetch; a predicate without optional chains allocates nothing here.
+    private let object: PredicateExpressions.VariableID
+    private var chained: [(id: PredicateExpressions.VariableID, path: KeyPathExpr)] = []
     let keyPathName: (AnyKeyPath) -> [String]?
+
+    /// A context where `variable` stands for the object the predicate tests.
+    init(variable: PredicateExpressions.VariableID, keyPathName: @escaping (AnyKeyPath) -> [String]?) {
+        object = variable
+        self.keyPathName = keyPathName
+    }
+
+    /// The key path a variable in scope stands for.
+    func path(of id: PredicateExpressions.VariableID) -> KeyPathExpr? {
+        if let binding = chained.last(where: { $0.id == id }) { return binding.path }
+        return id == object ? [] : nil
+    }
 
     func binding(_ id: PredicateExpressions.VariableID, to path: KeyPathExpr) -> LoweringContext {
         var copy = self
-        copy.variables[id] = path
+        copy.chained.append((id, path))
         return copy
     }
 
@@ -194,7 +210,7 @@ extension PredicateExpressions.StringLocalizedStandardContains: LowerableExpress
 extension PredicateExpressions.SequenceContainsWhere: LowerableExpression {
     func lowered(in context: LoweringContext) -> PredicateNode? {
         guard case .keyPath(let p)? = context.operand(sequence),
-              let inner = LoweringContext(variables: [variable.key: []], keyPathName: context.keyPathName).predicate(test)
+              let inner = LoweringContext(variable: variable.key, keyPathName: context.keyPathName).predicate(test)
         else { return nil }
         return .any(p, inner)
     }
@@ -203,7 +219,7 @@ extension PredicateExpressions.SequenceContainsWhere: LowerableExpression {
 extension PredicateExpressions.SequenceAllSatisfy: LowerableExpression {
     func lowered(in context: LoweringContext) -> PredicateNode? {
         guard case .keyPath(let p)? = context.operand(sequence),
-              let inner = LoweringContext(variables: [variable.key: []], keyPathName: context.keyPathName).predicate(test)
+              let inner = LoweringContext(variable: variable.key, keyPathName: context.keyPathName).predicate(test)
         else { return nil }
         return .not(.any(p, .not(inner)))
     }
@@ -220,7 +236,7 @@ extension PredicateExpressions.RangeExpressionContains: LowerableExpression {
 // MARK: Operands
 
 extension PredicateExpressions.Variable: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? { context.variables[key].map { .keyPath($0) } }
+    func lowered(in context: LoweringContext) -> LoweredOperand? { context.path(of: key).map { .keyPath($0) } }
 }
 
 extension PredicateExpressions.KeyPath: LowerableOperand {
@@ -232,7 +248,8 @@ extension PredicateExpressions.KeyPath: LowerableOperand {
             if collection.isEmptyKeyPath == any { return .isEmpty(base) }
         }
         guard let names = context.keyPathName(any) else { return nil }
-        return .keyPath(base + names)
+        // From the object itself (the common case), the namer's array as it is: no concatenation.
+        return .keyPath(base.isEmpty ? names : base + names)
     }
 }
 
