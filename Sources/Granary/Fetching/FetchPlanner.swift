@@ -95,12 +95,13 @@ public enum FetchPlanner {
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
     public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) -> FetchPlan {
-        var terms = [predicate?.simplified ?? .true]
+        // A simplified predicate is already flat; only the entity filter needs joining to it.
+        var combined = predicate?.simplified ?? .true
         if schema.entityColumn != nil {
-            terms.append(.isIn([FetchSchema.entityKey], schema.entityCodes.sorted().map(Value.int)))
+            combined = .all([combined, .isIn([FetchSchema.entityKey], schema.entityCodes.sorted().map(Value.int))])
         }
         let conjuncts: [PredicateNode]
-        switch PredicateNode.all(terms) {
+        switch combined {
         case .false:
             return FetchPlan(access: .indexUnion([]), residual: nil, sortedByAccess: true, limitPushedDown: false,
                              entityName: schema.entityName, sort: sort, limit: limit, offset: offset, isAlwaysFalse: true)
@@ -119,9 +120,14 @@ public enum FetchPlanner {
             if best.map({ candidate.isBetter(than: $0) }) ?? true { best = candidate }
         }
 
-        let used = best?.usedTerms ?? []
-        let rest = conjuncts.enumerated().filter { !used.contains($0.offset) }.map(\.element)
-        let residual: PredicateNode? = rest.isEmpty ? nil : PredicateNode.all(rest)
+        let used = best?.usedTerms ?? PositionSet()
+        let residual: PredicateNode?
+        if used.count == conjuncts.count {
+            residual = nil
+        } else {
+            let rest = conjuncts.indices.filter { !used.contains($0) }.map { conjuncts[$0] }
+            residual = PredicateNode.all(rest)
+        }
         let access = best?.access ?? .fullScan
         let sortedByAccess = best?.ordered ?? sort.isEmpty
         let isUnion: Bool
@@ -259,6 +265,27 @@ public enum FetchPlanner {
 
     // MARK: Candidates
 
+    /// Positions of terms (those an index answers) or of index columns (those bound to one value): a
+    /// bit mask for the first 64, which covers every predicate and index in practice, so that planning a
+    /// fetch allocates no set.
+    struct PositionSet {
+        private var bits: UInt64 = 0
+        private var more: Set<Int> = []
+        private(set) var count = 0
+
+        func contains(_ term: Int) -> Bool {
+            term < 64 ? bits & (1 << UInt64(term)) != 0 : more.contains(term)
+        }
+
+        var isEmpty: Bool { count == 0 }
+
+        mutating func insert(_ term: Int) {
+            guard !contains(term) else { return }
+            if term < 64 { bits |= 1 << UInt64(term) } else { more.insert(term) }
+            count += 1
+        }
+    }
+
     /// One way to use one index.
     struct Candidate {
         let index: PlannerIndex
@@ -266,7 +293,7 @@ public enum FetchPlanner {
         var union: (position: Int, values: [Value])?
         var range: ValueRange?
         var prefix: String?
-        var usedTerms = Set<Int>()
+        var usedTerms = PositionSet()
         var ordered = false
         var reverse = false
 
@@ -274,7 +301,7 @@ public enum FetchPlanner {
             self.index = index
             let columns = index.columns
             var position = 0
-            var fixed = Set<Int>()
+            var fixed = PositionSet()
             while position < columns.count {
                 let name = columns[position].name
                 if let c = constraints.first(where: { if $0.field == name, case .equal = $0.constraint { return true } else { return false } }),
@@ -337,15 +364,22 @@ public enum FetchPlanner {
 
         /// Whether scanning the index (forward, or in reverse) yields the sort order, given the columns
         /// bound to one value.
-        static func order(of index: PlannerIndex, fixed: Set<Int>, sort: [SortKey], schema: FetchSchema) -> (ordered: Bool, reverse: Bool) {
-            let fixedNames = Set(fixed.map { index.columns[$0].name })
-            let keys = sort.filter { !($0.keyPath.count == 1 && fixedNames.contains($0.keyPath[0])) }
-            if keys.isEmpty { return (true, false) }
-            let varying = index.columns.indices.filter { !fixed.contains($0) }.map { index.columns[$0] }
-            guard keys.count <= varying.count else { return (false, false) }
+        static func order(of index: PlannerIndex, fixed: PositionSet, sort: [SortKey], schema: FetchSchema) -> (ordered: Bool, reverse: Bool) {
+            let columns = index.columns
+            // Walked side by side without building the lists of keys and columns: this runs for every
+            // index on every fetch.
+            func isBound(_ key: SortKey) -> Bool {
+                key.keyPath.count == 1 && columns.indices.contains { fixed.contains($0) && columns[$0].name == key.keyPath[0] }
+            }
+            var position = 0
             var direction: Bool?
-            for (key, column) in zip(keys, varying) {
-                guard key.keyPath == [column.name], let kind = schema.field(column.name)?.kind, FetchPlanner.isOrdered(kind) || isReference(kind)
+            for key in sort where !isBound(key) {
+                while position < columns.count && fixed.contains(position) { position += 1 }
+                guard position < columns.count else { return (false, false) }
+                let column = columns[position]
+                position += 1
+                guard key.keyPath.count == 1, key.keyPath[0] == column.name, let kind = schema.field(column.name)?.kind,
+                      FetchPlanner.isOrdered(kind) || isReference(kind)
                 else { return (false, false) }
                 if key.comparison != .binary && (kind == .string || kind == .uri) { return (false, false) }
                 let forward = key.ascending != column.descending

@@ -39,6 +39,11 @@ public indirect enum PredicateNode: Sendable, Hashable {
 
     /// A conjunction, flattened and simplified: `true` terms are dropped and a `false` term wins.
     public static func all(_ terms: [PredicateNode]) -> PredicateNode {
+        // Already flat and free of constants (what lowering and the planner mostly pass): the terms
+        // as they are, without building a copy.
+        if terms.count > 1 && !terms.contains(where: { if case .and = $0 { return true } else { return $0.isConstant } }) {
+            return .and(terms)
+        }
         var out: [PredicateNode] = []
         for term in terms {
             switch term {
@@ -53,6 +58,9 @@ public indirect enum PredicateNode: Sendable, Hashable {
 
     /// A disjunction, flattened and simplified: `false` terms are dropped and a `true` term wins.
     public static func either(_ terms: [PredicateNode]) -> PredicateNode {
+        if terms.count > 1 && !terms.contains(where: { if case .or = $0 { return true } else { return $0.isConstant } }) {
+            return .or(terms)
+        }
         var out: [PredicateNode] = []
         for term in terms {
             switch term {
@@ -71,8 +79,8 @@ extension PredicateNode {
     /// flattened, double negations removed, and ANY over an always-false test made `false`.
     public var simplified: PredicateNode {
         switch self {
-        case .and(let terms): return .all(terms.map(\.simplified))
-        case .or(let terms): return .either(terms.map(\.simplified))
+        case .and(let terms): return .all(terms.allSatisfy(\.isSimple) ? terms : terms.map(\.simplified))
+        case .or(let terms): return .either(terms.allSatisfy(\.isSimple) ? terms : terms.map(\.simplified))
         case .not(let term):
             switch term.simplified {
             case .true: return .false
@@ -84,6 +92,22 @@ extension PredicateNode {
             let s = inner.simplified
             return s == .false ? .false : .any(path, s)
         default: return self
+        }
+    }
+
+    /// `true` or `false`.
+    var isConstant: Bool {
+        switch self {
+        case .true, .false: return true
+        default: return false
+        }
+    }
+
+    /// A node `simplified` returns as it is: one without terms of its own.
+    var isSimple: Bool {
+        switch self {
+        case .and, .or, .not, .any: return false
+        default: return true
         }
     }
 }
