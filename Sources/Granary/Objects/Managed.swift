@@ -39,11 +39,16 @@ public struct Managed<Value>: ManagedStorage {
                 return probe.record(object, property: i, as: Value.self)
             }
             let raw = object.publicValue(at: i)
-            if let value = ManagedValueCoercion.coerce(raw, to: Value.self) { return value }
-            // A required property that was never set reads as its type's zero value; `save()` reports
-            // it as missing. Never a crash for data the program did not control.
-            if let zero = ManagedValueCoercion.coerce(KeyPathProbe.zero(for: object.layout.kinds[i]), to: Value.self) { return zero }
-            preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
+            // A value stored as exactly the declared type (and `Int64` for `Int`), without a
+            // conditional cast: in this unspecialized getter, any `Value?` (a conditional cast's
+            // result, or `coerce`'s) makes the frame ask the runtime for `Optional<Value>`'s metadata,
+            // a lookup that took a third of each read.
+            if let stored = raw {
+                let storedType = type(of: stored)
+                if storedType == Value.self { return stored as! Value }
+                if Value.self == Int.self, storedType == Int64.self { return unsafeBitCast(Int(truncatingIfNeeded: stored as! Int64), to: Value.self) }
+            }
+            return coerced(raw, of: object, at: i)
         }
         set {
             let i = index(object, storageKeyPath)
@@ -59,6 +64,17 @@ public struct Managed<Value>: ManagedStorage {
                 object.managedObjectContext?.changed[ObjectIdentifier(object)] = object
             }
         }
+    }
+
+    /// A stored value that is not simply a `Value`, converted. Out of line, so that the getter
+    /// holds no `Value?` (its frame then needs that type's metadata, a runtime lookup on every read).
+    @inline(never)
+    private static func coerced(_ raw: Any?, of object: ManagedObject, at i: Int) -> Value {
+        if let value = ManagedValueCoercion.coerce(raw, to: Value.self) { return value }
+        // A required property that was never set reads as its type's zero value; `save()` reports
+        // it as missing. Never a crash for data the program did not control.
+        if let zero = ManagedValueCoercion.coerce(KeyPathProbe.zero(for: object.layout.kinds[i]), to: Value.self) { return zero }
+        preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
     }
 
     /// The property behind the wrapper: found once per class by marking the storage and finding the
@@ -112,12 +128,17 @@ enum ManagedValueCoercion {
     /// `value` as a `T`, bridging integer widths, floating-point widths, optionals and collections of
     /// subclasses; `nil` when it cannot be one.
     static func coerce<T>(_ value: Any?, to type: T.Type) -> T? {
-        // `Int` properties of `.integer64` attributes (stored as `Int64`) first: a metatype comparison,
-        // where trying the direct cast first made every such read pay for a failed dynamic cast.
-        if T.self == Int.self, let v = value as? Int64 { return unsafeBitCast(Int(truncatingIfNeeded: v), to: T.self) }
-        // Stored values are already canonical and unwrapped, so the common case is one cast.
-        if let value, let direct = value as? T { return direct }
-        if T.self == Int?.self, let v = value as? Int64 { return Int?.some(Int(truncatingIfNeeded: v)) as? T }
+        // Cast from `Any`, unwrapped first: a cast from `Any?` looks up `Optional<Any>`'s metadata in
+        // the runtime each time.
+        if let value {
+            // `Int` properties of `.integer64` attributes (stored as `Int64`) first: a metatype
+            // comparison, where trying the direct cast first made every such read pay for a failed
+            // dynamic cast.
+            if T.self == Int.self, let v = value as? Int64 { return unsafeBitCast(Int(truncatingIfNeeded: v), to: T.self) }
+            // Stored values are already canonical and unwrapped, so the common case is one cast.
+            if let direct = value as? T { return direct }
+            if T.self == Int?.self, let v = value as? Int64 { return Int?.some(Int(truncatingIfNeeded: v)) as? T }
+        }
         guard let value = unwrap(value) else {
             if let optional = T.self as? any ExpressibleByNilLiteral.Type { return (optional.init(nilLiteral: ()) as! T) }
             return nil

@@ -130,7 +130,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         case .attribute:
             return values[i]
         case .toOne:
-            guard let id = values[i] as? ManagedObjectID else { return nil }
+            guard let stored = values[i], let id = stored as? ManagedObjectID else { return nil }
             return managedObjectContext?.registeredOrFault(id)
         case .toMany(let r):
             let objects = managedObjectContext?.registeredOrFaults(values[i] as? [ManagedObjectID] ?? []) ?? []
