@@ -20,34 +20,19 @@ struct BlockTable {
     /// The start filed for the block, or nil.
     func find(scope: UInt, run: Int64) -> Int? {
         guard count > 0 else { return nil }
-        var i = bucket(scope: scope, run: run)
-        let mask = scopes.count - 1
-        while true {
-            let s = scopes[i]
-            if s == 0 { return nil }
-            if s == scope && runs[i] == run { return starts[i] }
-            i = (i + 1) & mask
-        }
+        let i = probe(scope: scope, run: run)
+        return scopes[i] == 0 ? nil : starts[i]
     }
 
     /// The start filed for the block; when it has none, files `start` for it and returns that.
     mutating func findOrInsert(scope: UInt, run: Int64, start: Int) -> Int {
         precondition(scope != 0, "a block's scope has an address")
         if (count + 1) * 4 > scopes.count * 3 { grow(toHold: count + 1) }
-        var i = bucket(scope: scope, run: run)
-        let mask = scopes.count - 1
-        while true {
-            let s = scopes[i]
-            if s == 0 {
-                scopes[i] = scope
-                runs[i] = run
-                starts[i] = start
-                count += 1
-                return start
-            }
-            if s == scope && runs[i] == run { return starts[i] }
-            i = (i + 1) & mask
-        }
+        let i = probe(scope: scope, run: run)
+        if scopes[i] != 0 { return starts[i] }
+        file(scope: scope, run: run, start: start, at: i)
+        count += 1
+        return start
     }
 
     /// Room for `n` blocks in all without growing.
@@ -55,10 +40,24 @@ struct BlockTable {
         if n * 4 > scopes.count * 3 { grow(toHold: n) }
     }
 
+    /// The bucket holding the block, or the empty one where it belongs. The table is never full.
+    private func probe(scope: UInt, run: Int64) -> Int {
+        let mask = scopes.count - 1
+        var i = bucket(scope: scope, run: run)
+        while scopes[i] != 0 && !(scopes[i] == scope && runs[i] == run) { i = (i + 1) & mask }
+        return i
+    }
+
     private func bucket(scope: UInt, run: Int64) -> Int {
         // Fibonacci hashing: the high bits of the product depend on all bits of the key.
         let mixed = (scope ^ UInt(bitPattern: Int(truncatingIfNeeded: run)) &* 0xD6E8_FEB8_6659_FD93) &* 0x9E37_79B9_7F4A_7C15
         return shift >= 64 ? 0 : Int(truncatingIfNeeded: mixed >> UInt(shift))
+    }
+
+    private mutating func file(scope: UInt, run: Int64, start: Int, at i: Int) {
+        scopes[i] = scope
+        runs[i] = run
+        starts[i] = start
     }
 
     /// Rehashes into a power-of-two capacity with room for `n` at most three quarters full, as
@@ -72,13 +71,9 @@ struct BlockTable {
         runs = [Int64](repeating: 0, count: capacity)
         starts = [Int](repeating: 0, count: capacity)
         shift = 64 - capacity.trailingZeroBitCount
-        let mask = capacity - 1
+        // The old keys are distinct, so each probe ends at an empty bucket.
         for j in oldScopes.indices where oldScopes[j] != 0 {
-            var i = bucket(scope: oldScopes[j], run: oldRuns[j])
-            while scopes[i] != 0 { i = (i + 1) & mask }
-            scopes[i] = oldScopes[j]
-            runs[i] = oldRuns[j]
-            starts[i] = oldStarts[j]
+            file(scope: oldScopes[j], run: oldRuns[j], start: oldStarts[j], at: probe(scope: oldScopes[j], run: oldRuns[j]))
         }
     }
 }

@@ -33,8 +33,8 @@ public struct Snapshot: Sendable {
     /// - Throws: `StorageError.noSuchTable`; `.corruption` if the stored row cannot be decoded.
     public func row(in table: String, key: Int64) throws -> Row? { try state.table(table).table.row(forKey: key) }
 
-    /// One table's rows, for many lookups by key: finding the table by name for each one costs more
-    /// than the lookup when the rows are loaded one by one (faults of a relationship).
+    /// One table's rows, for many lookups by key (faults of a relationship): found by name once, not
+    /// for each lookup.
     /// - Throws: `StorageError.noSuchTable`.
     public func keyedRows(of table: String) throws -> KeyedRows {
         let t = try state.table(table).table
@@ -45,12 +45,6 @@ public struct Snapshot: Sendable {
     public struct KeyedRows: Sendable {
         let rows: ByteTree
         public let name: String
-
-        /// The row with this primary key, or `nil`.
-        /// - Throws: `StorageError.corruption` if the stored row cannot be decoded.
-        public func row(forKey key: Int64) throws -> Row? {
-            try TableState.row(forKey: key, in: rows, table: name)
-        }
 
         /// Calls `body` with each key's position in `keys` and its row still encoded (`nil` when there
         /// is none), in the order of `keys`. Faster than a lookup per key when the rows are scattered
