@@ -20,11 +20,15 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         let output = Mutex(Data())
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            output.withLock { $0.append(chunk) }
-        }
         try process.run()
+        // Read to the end of the pipe on a thread of its own: a readability handler removed while it
+        // was still reading dropped the last chunk, and with it acknowledged commits to check.
+        let drained = DispatchSemaphore(value: 0)
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread {
+            while case let chunk = handle.availableData, !chunk.isEmpty { output.withLock { $0.append(chunk) } }
+            drained.signal()
+        }
         let deadline = Date(timeIntervalSinceNow: 20)
         while !output.withLock({ String(decoding: $0, as: UTF8.self).contains("ready") }) && Date() < deadline && process.isRunning {
             Thread.sleep(forTimeInterval: 0.002)
@@ -32,9 +36,9 @@ import Testing
         Thread.sleep(forTimeInterval: Double(millis) / 1000)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-        let text = output.withLock { String(decoding: $0 + rest, as: UTF8.self) }
+        // Bounded, in case a process another test launched inherited the pipe's write end.
+        _ = drained.wait(timeout: .now() + 10)
+        let text = output.withLock { String(decoding: $0, as: UTF8.self) }
         #expect(!text.contains("error"), "child failed: \(text.suffix(300))")
         #expect(process.terminationReason == .uncaughtSignal)
         // Only complete lines count: a line cut by the kill was never fully acknowledged.

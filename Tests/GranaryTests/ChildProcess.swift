@@ -25,17 +25,20 @@ enum ChildProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        // Both pipes are drained as data arrives, so a chatty child never blocks on a full pipe.
+        // Both pipes are drained as data arrives, so a chatty child never blocks on a full pipe, each on
+        // a thread of its own that reads to the end of the pipe.
         let collected = Mutex((out: Data(), err: Data()))
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            collected.withLock { $0.out.append(chunk) }
-        }
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            collected.withLock { $0.err.append(chunk) }
-        }
         try process.run()
+        let drained = DispatchGroup()
+        for (handle, isOut) in [(out.fileHandleForReading, true), (err.fileHandleForReading, false)] {
+            drained.enter()
+            Thread.detachNewThread {
+                while case let chunk = handle.availableData, !chunk.isEmpty {
+                    collected.withLock { isOut ? $0.out.append(chunk) : $0.err.append(chunk) }
+                }
+                drained.leave()
+            }
+        }
         if let line {
             let deadline = Date(timeIntervalSinceNow: 60)
             while process.isRunning && Date() < deadline && !collected.withLock({ String(decoding: $0.out, as: UTF8.self).contains(line) }) {
@@ -47,13 +50,14 @@ enum ChildProcess {
             kill(process.processIdentifier, SIGKILL)
         }
         process.waitUntilExit()
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
-        let restOut = out.fileHandleForReading.readDataToEndOfFile()
-        let restErr = err.fileHandleForReading.readDataToEndOfFile()
+        // Read to the end, not only what had arrived at the exit: a readability handler that was still
+        // reading the last chunk when it was removed dropped that chunk (once, a migration test got no
+        // output from a child that had exited normally). Bounded, in case a child another test
+        // launched inherited a pipe's write end and outlives this one.
+        _ = drained.wait(timeout: .now() + 10)
         return collected.withLock {
             Outcome(status: process.terminationStatus, reason: process.terminationReason,
-                    out: String(decoding: $0.out + restOut, as: UTF8.self), err: String(decoding: $0.err + restErr, as: UTF8.self))
+                    out: String(decoding: $0.out, as: UTF8.self), err: String(decoding: $0.err, as: UTF8.self))
         }
     }
 }

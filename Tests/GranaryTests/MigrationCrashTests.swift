@@ -21,7 +21,8 @@ import Testing
         let url = scratchURL()
         let (text, reason) = try runChild(["setup", url.path, String(Self.itemCount)])
         #expect(reason == .exit, "setup failed: \(text)")
-        let hashes = try #require(text.split(separator: "\n").first { $0.hasPrefix("models ") }).split(separator: " ").dropFirst().map(String.init)
+        let hashes = try #require(text.split(separator: "\n").first { $0.hasPrefix("models ") }, "setup printed no model hashes: \(text)")
+            .split(separator: " ").dropFirst().map(String.init)
         return (url, hashes)
     }
 
