@@ -98,7 +98,9 @@ struct GraphRepair {
             guard let (row, table) = deletedBefore[ref] else { continue }
             for (column, relationship) in relationshipColumns(of: row, in: ref.table, table: table) {
                 for target in Self.references(in: row[column]) where !deleted.contains(target) {
-                    guard try load(target) else { continue }
+                    // The rules apply to the members the deleted row still has once this save's own
+                    // edits count: an object the save moved to another owner is no longer its member.
+                    guard try load(target), isStillLinked(target, to: ref, through: relationship) else { continue }
                     switch relationship.deleteRule {
                     case .nullify, .noAction:
                         try unlink(ref, relationship, from: target)
@@ -183,6 +185,19 @@ struct GraphRepair {
         {
             set(.null, in: target, column: inverseColumn)
         }
+    }
+
+    /// Whether `target`, found in a deleted row's `relationship` as the store last saved it, still
+    /// points back at that row after this save's edits. A save that moves an object out of a to-many
+    /// (sets its to-one elsewhere, or takes it out of the set) and deletes the old owner records the move
+    /// on the moved object's row; the old owner's row still lists it. Core Data applies the delete rule to
+    /// the relationship as the context left it, so the moved object is not cascaded, nullified or counted
+    /// against a deny rule.
+    private mutating func isStillLinked(_ target: RowReference, to deletedRow: RowReference, through relationship: RelationshipDescription) -> Bool {
+        guard let (inverseColumn, _) = inverseColumn(of: relationship, in: target),
+            changedBySave(target, column: inverseColumn)
+        else { return true }
+        return Self.references(in: entries[target]!.row[inverseColumn]).contains(deletedRow)
     }
 
     private func changedBySave(_ ref: RowReference, column: Int) -> Bool {
