@@ -38,6 +38,18 @@ public final class Engine: @unchecked Sendable {
         case off
     }
 
+    /// What opening a store does when its files are damaged (not merely cut short by a crash).
+    public enum Recovery: Sendable, Hashable {
+        /// Throw `StorageError.corruption` naming the file, the offset and what is missing. The files
+        /// are left untouched.
+        case strict
+        /// Open with the longest consistent prefix of commits: everything before the first damage. The
+        /// damaged and later log segments are kept beside the store as `*.damaged`, and
+        /// `recoveryReport.lostCommits` says what was given up. A damaged snapshot still throws (there
+        /// is no prefix to keep without it): `granary recover` salvages such a store.
+        case keepConsistentPrefix
+    }
+
     /// How a store is opened.
     public struct Options: Sendable, Hashable {
         public var durability: Durability
@@ -49,14 +61,18 @@ public final class Engine: @unchecked Sendable {
         /// Ignore the index entries stored in the snapshot and rebuild every index from the rows: a
         /// repair switch for a store whose rows are sound but whose index entries are not.
         public var rebuildIndexesOnOpen: Bool
+        /// Whether damage throws (the default) or is accepted by keeping the commits before it.
+        public var recovery: Recovery
 
         public init(durability: Durability = .full, checkpointThreshold: Int64 = 64 << 20,
-                    readOnly: Bool = false, createIfMissing: Bool = true, rebuildIndexesOnOpen: Bool = false) {
+                    readOnly: Bool = false, createIfMissing: Bool = true, rebuildIndexesOnOpen: Bool = false,
+                    recovery: Recovery = .strict) {
             self.durability = durability
             self.checkpointThreshold = checkpointThreshold
             self.isReadOnly = readOnly
             self.createIfMissing = createIfMissing
             self.rebuildIndexesOnOpen = rebuildIndexesOnOpen
+            self.recovery = recovery
         }
     }
 
@@ -91,8 +107,10 @@ public final class Engine: @unchecked Sendable {
 
     /// Opens (or creates) a store.
     /// - Throws: `StorageError.lockHeld` if another process or handle has it open for writing;
-    ///   `.corruption` if a snapshot or an earlier log segment is damaged (a torn tail of the last
-    ///   segment is cut off and reported in `recoveryReport` instead); `.io` for file system errors.
+    ///   `.corruption` if a snapshot is damaged, or the log is damaged or falls short of what the store
+    ///   recorded as acknowledged (unless `options.recovery` accepts the prefix before the damage); a
+    ///   torn tail of the newest segment (commits never acknowledged) is cut off and reported in
+    ///   `recoveryReport` instead; `.io` for file system errors.
     public static func open(_ location: Location, options: Options = Options()) throws -> Engine {
         switch location {
         case .inMemory:

@@ -218,11 +218,11 @@ import Testing
             }
             var header = ByteWriter()
             header.write(contentsOf: LogFormat.magic)
-            header.writeUInt32(2)
+            header.writeUInt32(3)
             header.writeUInt64(3)
             header.writeUInt32(CRC32C.mask(CRC32C.checksum(header.bytes)))
             try writeFile(path, header.bytes)
-            #expect(throws: StorageError.unsupportedFormat(file: path, version: 2)) { _ = try Self.scanAll(path) }
+            #expect(throws: StorageError.unsupportedFormat(file: path, version: 3)) { _ = try Self.scanAll(path) }
             try writeFile(path, Array("NOTALOG!".utf8) + [UInt8](repeating: 1, count: 16))
             #expect(throws: StorageError.self) { _ = try Self.scanAll(path) }
             #expect(throws: StorageError.io(operation: "open", path: dir + "/missing", errno: ENOENT)) {

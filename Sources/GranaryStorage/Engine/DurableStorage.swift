@@ -44,13 +44,18 @@ final class DurableStorage: @unchecked Sendable {
         var snapshotPath: String?
     }
     private let checkpointState = Mutex(CheckpointState())
+    /// The store's record of its own files (see `StoreManifest`); written under `manifestLock`, which
+    /// is held across the write so that copies are written in sequence order.
+    private var manifest: StoreManifest
+    private let manifestLock = NSLock()
     /// Serializes checkpoints; always taken before the engine's write lock.
     let checkpointLock = NSLock()
     private var flusher: Thread?
 
     private init(directory: String, options: Engine.Options, lockFile: PosixFile, writer: LogWriter?,
-                 segments: [Segment], lsn: UInt64, snapshotPath: String?, snapshotLSN: UInt64?) {
+                 segments: [Segment], lsn: UInt64, snapshotPath: String?, snapshotLSN: UInt64?, manifest: StoreManifest) {
         self.directory = directory
+        self.manifest = manifest
         self.options = options
         self.lockFile = lockFile
         self.writer = writer
@@ -112,66 +117,24 @@ final class DurableStorage: @unchecked Sendable {
         snapshots.sort { $0.0 < $1.0 }
         segments.sort { $0.baseLSN < $1.baseLSN }
 
-        var state = EngineState()
-        var snapshotPath: String?
-        if let newest = snapshots.last {
-            snapshotPath = directory + "/" + newest.1
-            state = try SnapshotCodec.load(path: snapshotPath!, rebuildIndexes: options.rebuildIndexesOnOpen)
-            if state.lsn != newest.0 {
-                throw StorageError.corruption(file: newest.1, offset: 0, reason: "snapshot header says LSN \(state.lsn) but its name says \(newest.0)")
-            }
-            report.snapshotLSN = state.lsn
+        let reading = try StoreManifest.read(in: directory)
+        let isNewStore = snapshots.isEmpty && segments.isEmpty && reading.newest == nil
+        if !isNewStore {
+            report.manifestProblems = reading.missing.map { "\($0) is missing" } + reading.damaged.map { "\($0) is damaged" }
         }
-
-        // Replay every segment that may hold commits after the snapshot.
-        var liveSegments: [Segment] = []
-        var lastScan: (segment: Segment, scan: LogScan)?
-        for (i, segment) in segments.enumerated() {
-            let isLast = i == segments.count - 1
-            if !isLast && segments[i + 1].baseLSN <= state.lsn + 1 {
-                // Entirely covered by the snapshot: left over from a checkpoint that died after its rename.
-                if !readOnly {
-                    try PosixFile.remove(segment.path)
-                    report.removedFiles.append((segment.path as NSString).lastPathComponent)
-                }
-                continue
-            }
-            let fileName = (segment.path as NSString).lastPathComponent
-            if segment.baseLSN > state.lsn + 1 {
-                throw StorageError.corruption(file: fileName, offset: 0,
-                    reason: "log starts at commit \(segment.baseLSN) but the store only has commits up to \(state.lsn): a log segment is missing")
-            }
-            let scan = try LogReader.scan(path: segment.path, expectedBaseLSN: segment.baseLSN) { lsn, payload in
-                guard lsn > state.lsn else { return }
-                // `LogReader` guarantees consecutive LSNs within a segment.
-                let ops = try Operation.decodeTransaction(payload, context: fileName, offset: 0)
-                do {
-                    for op in ops { try state.apply(op) }
-                } catch {
-                    throw StorageError.corruption(file: fileName, offset: 0, reason: "commit \(lsn) cannot be replayed: \(error)")
-                }
-                state.lsn = lsn
-                report.replayedCommits += 1
-            }
-            switch scan.stop {
-            case .cleanEnd:
-                break
-            case .tornTail(let offset, let reason), .corrupt(let offset, let reason):
-                guard isLast else {
-                    throw StorageError.corruption(file: fileName, offset: offset,
-                        reason: "\(reason) in a log segment that is not the newest, so later commits cannot be trusted")
-                }
-                if scan.fileSize > scan.validEnd {
-                    report.truncatedTail = .init(file: fileName, offset: scan.validEnd, discardedBytes: scan.fileSize - scan.validEnd, reason: reason)
-                }
-            }
-            liveSegments.append(segment)
-            lastScan = (segment, scan)
-        }
+        var recovery = try recover(directory: directory, options: options, snapshots: snapshots, segments: segments,
+                                   manifest: reading.newest, report: report)
+        if !readOnly { try recovery.quarantineDamagedSegments() }
+        var state = recovery.state
+        report = recovery.report
+        var liveSegments = recovery.liveSegments
+        var lastScan = recovery.lastScan
+        let snapshotPath = snapshots.last.map { directory + "/" + $0.1 }
 
         var writer: LogWriter?
+        var manifest = reading.newest ?? StoreManifest(newestSegmentBase: 1, snapshotLSN: 0, durableLSN: 0, isClosed: false)
         if !readOnly {
-            if let (segment, scan) = lastScan, (scan.lastLSN.map { $0 + 1 } ?? scan.baseLSN) != state.lsn + 1,
+            if let (segment, scan) = lastScan, scan.firstMissingLSN != state.lsn + 1,
                scan.validEnd >= Int64(LogFormat.fileHeaderSize) {
                 // Every record of the newest segment is older than the snapshot (a rewrite died after
                 // its switch): appending there would leave a gap in its LSNs. The snapshot is on disk,
@@ -182,8 +145,7 @@ final class DurableStorage: @unchecked Sendable {
                 lastScan = nil
             }
             if let (segment, scan) = lastScan, scan.validEnd >= Int64(LogFormat.fileHeaderSize) {
-                let validEnd = scan.validEnd
-                writer = try LogWriter.openForAppend(path: segment.path, validEnd: validEnd, nextLSN: state.lsn + 1)
+                writer = try LogWriter.openForAppend(path: segment.path, validEnd: scan.validEnd, nextLSN: state.lsn + 1)
             } else {
                 if let (torn, _) = lastScan {
                     // Died while creating the segment: its header never fully reached the disk.
@@ -199,10 +161,18 @@ final class DurableStorage: @unchecked Sendable {
                 try PosixFile.remove(directory + "/" + name)
                 report.removedFiles.append(name)
             }
+            // From here the store's files are what the manifest describes; it is written before the
+            // first commit of a new store, so a log with commits always has one.
+            manifest.newestSegmentBase = writer!.baseLSN
+            manifest.snapshotLSN = report.snapshotLSN ?? 0
+            manifest.durableLSN = state.lsn
+            manifest.isClosed = false
+            try manifest.write(in: directory)
         }
 
         let storage = DurableStorage(directory: directory, options: options, lockFile: lockFile, writer: writer,
-                                     segments: liveSegments, lsn: state.lsn, snapshotPath: snapshotPath, snapshotLSN: report.snapshotLSN)
+                                     segments: liveSegments, lsn: state.lsn, snapshotPath: snapshotPath, snapshotLSN: report.snapshotLSN,
+                                     manifest: manifest)
         storage.logBytesSinceCheckpoint = liveSegments.reduce(0) { $0 + ((try? PosixFile.size(of: $1.path)) ?? 0) }
 
         if state.lsn == 0 && !readOnly {
@@ -215,6 +185,40 @@ final class DurableStorage: @unchecked Sendable {
         }
         if case .normal(let ms) = options.durability, !readOnly { storage.startFlusher(intervalMilliseconds: ms) }
         return (storage, state, report)
+    }
+
+    /// Loads the newest snapshot and replays the log on top of it (see `LogRecovery`); in prefix mode, a
+    /// commit that does not replay makes it start over and stop before that commit.
+    /// - Throws: `.corruption` for a damaged or missing snapshot, and for damage in strict mode.
+    private static func recover(directory: String, options: Engine.Options, snapshots: [(UInt64, String)], segments: [Segment],
+                                manifest: StoreManifest?, report: RecoveryReport) throws -> LogRecovery {
+        var limit: (lsn: UInt64, reason: String)?
+        while true {
+            var report = report
+            var state = EngineState()
+            if let newest = snapshots.last {
+                state = try SnapshotCodec.load(path: directory + "/" + newest.1, rebuildIndexes: options.rebuildIndexesOnOpen)
+                if state.lsn != newest.0 {
+                    throw StorageError.corruption(file: newest.1, offset: 0, reason: "snapshot header says LSN \(state.lsn) but its name says \(newest.0)")
+                }
+                report.snapshotLSN = state.lsn
+            }
+            if let manifest, manifest.snapshotLSN > (snapshots.last?.0 ?? 0) {
+                // A lost snapshot cannot be replaced by a prefix: its log was deleted when it was written.
+                throw StorageError.corruption(file: snapshotName(manifest.snapshotLSN), offset: 0, reason:
+                    "the snapshot the store recorded (commits up to \(manifest.snapshotLSN)) is missing"
+                    + (snapshots.last.map { "; the newest one present, \($0.1), is older" } ?? ""))
+            }
+            var recovery = LogRecovery(directory: directory, recovery: options.recovery, readOnly: options.isReadOnly,
+                                       state: state, report: report, manifest: manifest)
+            recovery.replayLimit = limit
+            do {
+                try recovery.replay(segments)
+                return recovery
+            } catch let failed as LogRecovery.ReplayFailed {
+                limit = (failed.lsn - 1, failed.reason)
+            }
+        }
     }
 
     // MARK: Committing
@@ -235,7 +239,7 @@ final class DurableStorage: @unchecked Sendable {
             poison("appending commit \(lsn) failed: \(error)")
             throw error
         }
-        logBytesSinceCheckpoint += Int64(payload.count + LogFormat.frameHeaderSize)
+        logBytesSinceCheckpoint += Int64(writer.frameSize(payloadCount: payload.count))
         syncCondition.withLock { syncState.appendedLSN = lsn }
     }
 
@@ -342,6 +346,17 @@ final class DurableStorage: @unchecked Sendable {
         let segment = Segment(baseLSN: lsn + 1, path: path(Self.segmentName(lsn + 1)))
         let fresh = try LogWriter.create(path: segment.path, baseLSN: segment.baseLSN)
         try PosixFile.syncDirectory(directory)
+        // Named only once it exists on disk, and before any commit goes into it: recovery may then
+        // require the segment the manifest names.
+        do {
+            try recordManifest {
+                $0.newestSegmentBase = segment.baseLSN
+                $0.durableLSN = max($0.durableLSN, lsn)
+            }
+        } catch {
+            poison("recording the new log segment in the manifest failed: \(error)")
+            throw error
+        }
         let replaced = segments
         segments = [segment]
         writer = fresh
@@ -392,6 +407,17 @@ final class DurableStorage: @unchecked Sendable {
         for segment in covered { try PosixFile.remove(segment.path) }
         if let previous, previous != snapshotPath { try PosixFile.remove(previous) }
         try PosixFile.syncDirectory(directory)
+        try recordManifest { $0.snapshotLSN = max($0.snapshotLSN, lsn) }
+    }
+
+    /// Changes the manifest and writes its next copy (see `StoreManifest`).
+    private func recordManifest(_ change: (inout StoreManifest) -> Void) throws {
+        try manifestLock.withLock {
+            var next = manifest
+            change(&next)
+            try next.write(in: directory)
+            manifest = next
+        }
     }
 
     /// Makes `state` the store's content: a snapshot at its LSN, a fresh log segment after it, and
@@ -460,8 +486,14 @@ final class DurableStorage: @unchecked Sendable {
         if writer != nil {
             let lsn = syncCondition.withLock { syncState.appendedLSN }
             do {
-                _ = try waitUntilDurable(lsn, force: true)
+                let durable = try waitUntilDurable(lsn, force: true)
                 try writer?.trimPreallocation()
+                // A clean close records where the log ends: a log cut at a frame boundary afterwards is
+                // then damage, not a crash.
+                try recordManifest {
+                    $0.durableLSN = max($0.durableLSN, durable)
+                    $0.isClosed = true
+                }
             } catch { failure = error }
         }
         syncCondition.withLock {

@@ -13,6 +13,23 @@ public struct RecoveryReport: Sendable, Hashable {
     /// made redundant.
     public var removedFiles: [String] = []
 
+    /// What a `.keepConsistentPrefix` open gave up: every commit after `afterLSN`, from the damage on.
+    /// Nil when nothing acknowledged was lost (always so for a strict open, which throws instead).
+    public var lostCommits: LostCommits?
+    /// Manifest copies that were missing or damaged (the other copy, or the log alone, was used).
+    public var manifestProblems: [String] = []
+
+    public struct LostCommits: Sendable, Hashable {
+        /// The last commit the store kept; the commits after it that the log held are gone from it.
+        public var afterLSN: UInt64
+        /// Where the damage is, and what it is.
+        public var file: String
+        public var offset: Int64
+        public var reason: String
+        /// Damaged segments, moved or copied aside with a `.damaged` suffix for `granary recover`.
+        public var quarantinedFiles: [String] = []
+    }
+
     public struct TruncatedTail: Sendable, Hashable {
         public var file: String
         public var offset: Int64

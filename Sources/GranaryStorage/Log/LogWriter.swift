@@ -16,6 +16,10 @@ import Synchronization
 final class LogWriter: Sendable {
     let path: String
     let baseLSN: UInt64
+    /// The segment's format version: new segments get `LogFormat.version`; an older segment reopened
+    /// for appending keeps its own, so that all its frames share one layout.
+    let version: UInt32
+    private let frameHeaderSize: Int
     private let file: PosixFile
 
     /// Space is zero-filled this far ahead of the appends. An append into space that already exists
@@ -28,6 +32,8 @@ final class LogWriter: Sendable {
         /// The file size: the end of the zero-filled space after `endOffset`.
         var allocatedEnd: Int64
         var nextLSN: UInt64
+        /// The newest commit known to be on disk, written into each frame (see `LogFormat`).
+        var syncedLSN: UInt64
         /// Reused between appends so a commit does not allocate; released when a huge frame grew it.
         var frame: [UInt8] = []
         var isClosed = false
@@ -37,11 +43,15 @@ final class LogWriter: Sendable {
     /// Why appends (`.append`) or everything (`.sync`) are refused; the first error wins.
     private let failure = Mutex<(append: StorageError?, sync: StorageError?)>((nil, nil))
 
-    private init(path: String, baseLSN: UInt64, file: PosixFile, endOffset: Int64, nextLSN: UInt64) {
+    private init(path: String, baseLSN: UInt64, version: UInt32, file: PosixFile, endOffset: Int64, nextLSN: UInt64) {
         self.path = path
         self.baseLSN = baseLSN
+        self.version = version
+        self.frameHeaderSize = LogFormat.frameHeaderSize(version: version)
         self.file = file
-        self.state = Mutex(AppendState(endOffset: endOffset, allocatedEnd: endOffset, nextLSN: nextLSN))
+        // Everything before the first frame appended here is on disk: synced by the caller, or in a
+        // snapshot or an earlier, synced segment.
+        self.state = Mutex(AppendState(endOffset: endOffset, allocatedEnd: endOffset, nextLSN: nextLSN, syncedLSN: nextLSN &- 1))
     }
 
     deinit { file.close() }
@@ -61,14 +71,15 @@ final class LogWriter: Sendable {
             file.close()
             throw error
         }
-        return LogWriter(path: path, baseLSN: baseLSN, file: file,
+        return LogWriter(path: path, baseLSN: baseLSN, version: LogFormat.version, file: file,
                          endOffset: Int64(LogFormat.fileHeaderSize), nextLSN: baseLSN)
     }
 
     /// Reopens an existing segment for appending after `LogReader.scan` found its good prefix.
     ///
-    /// Anything past `validEnd` (a torn or corrupt tail) is truncated and the truncation synced first,
-    /// so new frames can never be followed by stale ones.
+    /// Anything past `validEnd` (a torn or corrupt tail) is truncated and the file synced first, so new
+    /// frames can never be followed by stale ones, and the frames recovery read (perhaps only from the
+    /// page cache of a process that died) are on disk before a new frame says they are.
     /// - Parameters:
     ///   - validEnd: the scan's `validEnd`, at least the header size and at most the file size.
     ///   - nextLSN: the LSN of the next frame (`lastLSN + 1`, or the base LSN for an empty segment).
@@ -83,15 +94,13 @@ final class LogWriter: Sendable {
                     "cannot append to \(path) at offset \(validEnd): the file has \(size) bytes and a \(LogFormat.fileHeaderSize)-byte header")
             }
             let header = try file.pread(at: 0, count: LogFormat.fileHeaderSize)
-            let baseLSN = try header.withUnsafeBytes { try LogFormat.decodeFileHeader($0, path: path) }
+            let (baseLSN, version) = try header.withUnsafeBytes { try LogFormat.decodeFileHeader($0, path: path) }
             guard nextLSN >= baseLSN else {
                 throw StorageError.invalidArgument("next LSN \(nextLSN) is below the base LSN \(baseLSN) of \(path)")
             }
-            if size > validEnd {
-                try file.truncate(to: validEnd)
-                try file.sync()
-            }
-            return LogWriter(path: path, baseLSN: baseLSN, file: file, endOffset: validEnd, nextLSN: nextLSN)
+            if size > validEnd { try file.truncate(to: validEnd) }
+            try file.sync()
+            return LogWriter(path: path, baseLSN: baseLSN, version: version, file: file, endOffset: validEnd, nextLSN: nextLSN)
         } catch {
             file.close()
             throw error
@@ -118,14 +127,17 @@ final class LogWriter: Sendable {
         return try state.withLock { state throws -> UInt64 in
             guard !state.isClosed else { throw StorageError.closed }
             let lsn = state.nextLSN
-            let total = LogFormat.frameHeaderSize + payload.count
+            let total = frameHeaderSize + payload.count
             state.frame.removeAll(keepingCapacity: state.frame.capacity <= 1 << 22)
             state.frame.reserveCapacity(total)
-            state.frame.append(contentsOf: repeatElement(0, count: LogFormat.frameHeaderSize))
+            state.frame.append(contentsOf: repeatElement(0, count: frameHeaderSize))
             state.frame.append(contentsOf: payload)
+            let synced = state.syncedLSN
+            let headerSize = frameHeaderSize
             state.frame.withUnsafeMutableBytes { frame in
                 frame.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
                 frame.storeBytes(of: lsn.littleEndian, toByteOffset: 8, as: UInt64.self)
+                if headerSize >= 24 { frame.storeBytes(of: synced.littleEndian, toByteOffset: 16, as: UInt64.self) }
                 let crc = LogFormat.frameChecksum(UnsafeRawBufferPointer(frame))
                 frame.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
             }
@@ -180,13 +192,21 @@ final class LogWriter: Sendable {
     func sync() throws {
         try checkNotPoisoned(forAppend: false)
         guard !file.isClosed else { throw StorageError.closed }
+        let covered = state.withLock { $0.nextLSN &- 1 }
         do {
             try file.sync()
         } catch {
             poison(forAppend: false, StorageError.poisoned(reason: "\(error)"))
             throw error
         }
+        state.withLock { $0.syncedLSN = max($0.syncedLSN, covered) }
     }
+
+    /// The newest commit of this segment known to be on disk (the base LSN − 1 before the first sync).
+    var syncedLSN: UInt64 { state.withLock { $0.syncedLSN } }
+
+    /// The size of a frame holding `payloadCount` bytes in this segment.
+    func frameSize(payloadCount: Int) -> Int { frameHeaderSize + payloadCount }
 
     /// Cuts the zero-filled space after the last frame off and syncs, so a closed store's log is no
     /// larger than its frames. Called on a clean close.

@@ -46,9 +46,17 @@ enum SnapshotFormat {
             throw StorageError.corruption(file: path, offset: 0, reason: "not a Granary snapshot (bad magic)")
         }
         let version = bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
-        guard version == self.version else { throw StorageError.unsupportedFormat(file: path, version: Int(version)) }
         let stored = bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self).littleEndian
-        guard stored == CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<20]))) else {
+        let checksumMatches = stored == CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<20])))
+        guard version == self.version else {
+            // A checksum that fails in this layout means a damaged version field, not a newer snapshot.
+            if !checksumMatches {
+                throw StorageError.corruption(file: path, offset: 8, reason:
+                    "snapshot header has unknown version \(version) and a checksum mismatch: the header is damaged")
+            }
+            throw StorageError.unsupportedFormat(file: path, version: Int(version))
+        }
+        guard checksumMatches else {
             throw StorageError.corruption(file: path, offset: 0, reason: "snapshot header checksum mismatch")
         }
         return bytes.loadUnaligned(fromByteOffset: 12, as: UInt64.self).littleEndian
