@@ -284,11 +284,29 @@ public final class Engine: @unchecked Sendable {
             }
             let rewrite = StoreRewrite(source: Snapshot(state: head))
             try body(rewrite)
-            var state = try rewrite.makeState()
-            state.lsn = head.lsn + 1
-            try storage?.install(state)
-            head = state
-            publication.withLock { $0.state = state }
+            try install(try rewrite.makeState())
+        }
+    }
+
+    /// Makes `state` the store's content as one new commit. Called under `writeLock` and the
+    /// checkpoint lock, after the log is synced.
+    private func install(_ content: EngineState) throws {
+        var state = content
+        state.lsn = head.lsn + 1
+        try storage?.install(state)
+        head = state
+        publication.withLock { $0.state = state }
+    }
+
+    /// Replaces everything with `content` (a salvaged store's), as `rewrite` does.
+    /// - Throws: as `rewrite`.
+    func replaceContent(with content: EngineState) throws {
+        storage?.checkpointLock.lock()
+        defer { storage?.checkpointLock.unlock() }
+        try writeLock.withLock {
+            try checkWritable()
+            if let storage { publish(upTo: try storage.waitUntilDurable(head.lsn, force: true)) }
+            try install(content)
         }
     }
 

@@ -20,10 +20,15 @@ public final class PersistentStore: @unchecked Sendable {
         public var isReadOnly: Bool
         /// Lightweight migration is on by default, as with Core Data's automatic-migration options.
         public var migration: MigrationOptions
-        public init(durability: Engine.Durability = .full, readOnly: Bool = false, migration: MigrationOptions = MigrationOptions()) {
+        /// What opening does with a damaged store: throw (the default), or keep the commits before the
+        /// damage (see `Engine.Recovery`; what was given up is in the store's `recoveryReport`).
+        public var recovery: Engine.Recovery
+        public init(durability: Engine.Durability = .full, readOnly: Bool = false, migration: MigrationOptions = MigrationOptions(),
+                    recovery: Engine.Recovery = .strict) {
             self.durability = durability
             self.isReadOnly = readOnly
             self.migration = migration
+            self.recovery = recovery
         }
     }
 
@@ -45,6 +50,9 @@ public final class PersistentStore: @unchecked Sendable {
     let fetchSchemas = Mutex<[FetchSchemaKey: FetchSchema]>([:])
     /// What adding the store migrated (or recreated), if its model differed.
     public let migrationReport: MigrationReport?
+    /// What opening the store's files recovered: a torn tail cut off, or (with
+    /// `Options.recovery = .keepConsistentPrefix`) the commits given up to damage.
+    public var recoveryReport: RecoveryReport { engine.recoveryReport }
     /// The same, by entity, for encoding.
     let codecs: [EntityDescription: EntityCodec]
     /// The table of each entity's rows, for encoding references (fixed while the store is open).
@@ -70,7 +78,8 @@ public final class PersistentStore: @unchecked Sendable {
             location = .directory(url)
         }
         do {
-            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly))
+            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly,
+                                                              recovery: options.recovery))
             share = EngineShare(engine)
             migrationReport = try Self.migrateIfNeeded(engine, model: model, options: options, name: url?.path ?? "in memory")
             identifier = engine.metadata.storeUUID

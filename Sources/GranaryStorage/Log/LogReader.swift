@@ -144,6 +144,21 @@ enum LogReader {
         }
     }
 
+    /// An intact frame at `offset`: its length fits the bytes and its checksum matches.
+    static func intactFrame(at offset: Int, in bytes: UnsafeRawBufferPointer, frameHeaderSize: Int)
+        -> (lsn: UInt64, syncedLSN: UInt64?, payload: Range<Int>)?
+    {
+        guard offset >= 0, offset + frameHeaderSize <= bytes.count else { return nil }
+        let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+        let end = offset + frameHeaderSize + length
+        guard length <= LogFormat.maxPayloadSize, end <= bytes.count else { return nil }
+        let stored = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
+        guard LogFormat.frameChecksum(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) == stored else { return nil }
+        let lsn = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self).littleEndian
+        let synced = frameHeaderSize >= 24 ? bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self).littleEndian : nil
+        return (lsn, synced, offset + frameHeaderSize..<end)
+    }
+
     /// Searches the bytes after a bad frame for intact frames that would have followed it.
     ///
     /// Every offset is tried, since the bad frame's length cannot be trusted; an offset is a frame only
@@ -157,24 +172,12 @@ enum LogReader {
         let limit = firstLSN &+ UInt64(max(0, bytes.count - start) / frameHeaderSize + 1)
         while offset + frameHeaderSize <= bytes.count {
             let lsn = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self).littleEndian
-            guard lsn >= firstLSN, lsn <= limit else {
+            guard lsn >= firstLSN, lsn <= limit, let frame = intactFrame(at: offset, in: bytes, frameHeaderSize: frameHeaderSize) else {
                 offset += 1
                 continue
             }
-            let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-            let end = offset + frameHeaderSize + length
-            guard length <= LogFormat.maxPayloadSize, end <= bytes.count else {
-                offset += 1
-                continue
-            }
-            let stored = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
-            guard LogFormat.frameChecksum(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) == stored else {
-                offset += 1
-                continue
-            }
-            let synced = frameHeaderSize >= 24 ? bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self).littleEndian : nil
-            found.append(LogScan.LaterFrame(offset: Int64(offset), lsn: lsn, syncedLSN: synced))
-            offset = end
+            found.append(LogScan.LaterFrame(offset: Int64(offset), lsn: lsn, syncedLSN: frame.syncedLSN))
+            offset = frame.payload.upperBound
         }
         return found
     }
