@@ -183,7 +183,13 @@ final class DurableStorage: @unchecked Sendable {
             _ = try storage.waitUntilDurable(1, force: true)
             state.lsn = 1
         }
-        if case .normal(let ms) = options.durability, !readOnly { storage.startFlusher(intervalMilliseconds: ms) }
+        if !readOnly {
+            if case .normal(let ms) = options.durability {
+                storage.startBackgroundWork(flushIntervalMilliseconds: ms)
+            } else {
+                storage.startBackgroundWork(flushIntervalMilliseconds: nil)
+            }
+        }
         return (storage, state, report)
     }
 
@@ -282,20 +288,35 @@ final class DurableStorage: @unchecked Sendable {
         return syncState.syncedLSN
     }
 
-    private func startFlusher(intervalMilliseconds: Int) {
-        let interval = Double(max(1, intervalMilliseconds)) / 1000
+    /// How long the log must be idle before the manifest records what the last syncs made durable.
+    static let manifestIdleInterval = 0.25
+
+    /// Starts the background thread: with `.normal` durability it syncs the log every interval; with
+    /// any durability it records in the manifest, once the log has been idle for a moment, the commits
+    /// synced since the manifest was last written. Those would otherwise be protected only by the
+    /// frames after them, and the newest have none: damage to them would pass for a torn tail. Waiting
+    /// for a pause keeps the manifest's own sync off the commit path under load.
+    private func startBackgroundWork(flushIntervalMilliseconds: Int?) {
+        let interval = flushIntervalMilliseconds.map { Double(max(1, $0)) / 1000 } ?? Self.manifestIdleInterval
         let thread = Thread { [weak self] in
+            var lastAppended: UInt64?
             while let self {
-                let (closed, pending) = self.syncCondition.withLock { () -> (Bool, UInt64?) in
+                let (closed, pending, appended, synced) = self.syncCondition.withLock { () -> (Bool, UInt64?, UInt64, UInt64) in
                     _ = self.syncCondition.wait(until: Date(timeIntervalSinceNow: interval))
                     let s = self.syncState
-                    return (s.isClosed, s.appendedLSN > s.syncedLSN && s.failure == nil ? s.appendedLSN : nil)
+                    let pending = flushIntervalMilliseconds != nil && s.appendedLSN > s.syncedLSN && s.failure == nil ? s.appendedLSN : nil
+                    return (s.isClosed, pending, s.appendedLSN, s.failure == nil ? s.syncedLSN : 0)
                 }
                 if closed { return }
                 if let pending { _ = try? self.waitUntilDurable(pending) }
+                if appended == lastAppended, synced > self.manifestLock.withLock({ self.manifest.durableLSN }) {
+                    // Best effort: a failure leaves an older, still true, record.
+                    try? self.recordManifest(unlessClosed: true) { $0.durableLSN = max($0.durableLSN, synced) }
+                }
+                lastAppended = appended
             }
         }
-        thread.name = "granary-log-flusher"
+        thread.name = "granary-log-background"
         flusher = thread
         thread.start()
     }
@@ -411,8 +432,11 @@ final class DurableStorage: @unchecked Sendable {
     }
 
     /// Changes the manifest and writes its next copy (see `StoreManifest`).
-    private func recordManifest(_ change: (inout StoreManifest) -> Void) throws {
+    /// - Parameter unlessClosed: skip the write if `close()` already recorded the clean close (the
+    ///   background thread may race with it, and must not write once the lock may be someone else's).
+    private func recordManifest(unlessClosed: Bool = false, _ change: (inout StoreManifest) -> Void) throws {
         try manifestLock.withLock {
+            if unlessClosed && manifest.isClosed { return }
             var next = manifest
             change(&next)
             try next.write(in: directory)
