@@ -7,24 +7,24 @@ import Testing
 @Suite struct DamageTests {
     /// A store whose commit k inserts row k with value k*k; some commits are in the snapshot, the rest in the log.
     func makeStore() throws -> (URL, snapshotted: Int64, total: Int64) {
-        let dir = temporaryDirectory()
-        let engine = try Engine.open(.directory(dir))
-        try engine.write { tx in
-            try tx.createTable(TableSchema(name: "t", columns: [Column("v", .int), Column("s", .string)],
-                                           indexes: [IndexDefinition(name: "byV", on: "v", unique: true)]))
-        }
-        for k in Int64(1)...40 {
-            try engine.write { tx in try tx.insert([.int(k * k), .string(String(repeating: "s", count: Int(k)))], into: "t", key: k) }
-            if k == 25 { try engine.checkpoint() }
-        }
+        let (dir, engine) = try makeOpenStore()
         try engine.close()
         return (dir, 25, 40)
     }
 
     /// The files of a store killed while open: commits 1…25 in the snapshot, 26…40 in the log, which
     /// still has its preallocated zeros, and a manifest that says only commits up to 26 were on disk
-    /// (the checkpoint's record). Returns the copy and the commits the snapshot holds.
+    /// (the checkpoint's record) unless the store was idle long enough for it to record more. Returns
+    /// the copy and the commits the snapshot holds.
     func makeCrashedStore() throws -> (URL, snapshotted: Int64) {
+        let (dir, engine) = try makeOpenStore()
+        let crashed = try copy(dir)
+        try engine.close()
+        return (crashed, 25)
+    }
+
+    /// `makeStore`'s content, still open.
+    private func makeOpenStore() throws -> (URL, Engine) {
         let dir = temporaryDirectory()
         let engine = try Engine.open(.directory(dir))
         try engine.write { tx in
@@ -35,9 +35,7 @@ import Testing
             try engine.write { tx in try tx.insert([.int(k * k), .string(String(repeating: "s", count: Int(k)))], into: "t", key: k) }
             if k == 25 { try engine.checkpoint() }
         }
-        let crashed = try copy(dir)
-        try engine.close()
-        return (crashed, 25)
+        return (dir, engine)
     }
 
     func copy(_ dir: URL) throws -> URL {
