@@ -94,7 +94,11 @@ public enum FetchPlanner {
     ///   - sort: the requested order, most significant first.
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
-    public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) -> FetchPlan {
+    /// - Throws: `PredicateParseError.treeTooDeep` for a predicate nesting deeper than
+    ///   `PredicateNode.maximumDepth` (plus the one level a fetch adds joining its parts), which
+    ///   planning would walk recursively.
+    public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) throws -> FetchPlan {
+        try predicate?.checkDepth(limit: PredicateNode.maximumJoinedDepth)
         // A simplified predicate is already flat; only the entity filter needs joining to it.
         var combined = predicate?.simplified ?? .true
         if schema.entityColumn != nil {
