@@ -94,7 +94,7 @@ public struct FetchKey: Sendable {
     public init(path: KeyPathExpr) { self.path = path }
 
     private static func constant(_ v: some PredicateValueConvertible) -> Value {
-        guard let value = v.predicateValue else { preconditionFailure("\(v) has no predicate value (an unsigned integer above Int64.max?)") }
+        guard let value = v.predicateValue else { preconditionFailure("\(SafeDescription.of(v)) has no predicate value (an unsigned integer above Int64.max?)") }
         return value
     }
 

@@ -369,7 +369,10 @@ enum PredicateFormat {
         case .int(let i): return String(i)
         case .double(let d): return d.isFinite ? String(d) : "CAST('\(d)', \"Double\")"
         case .string(let s): return quoted(s)
-        case .date(let d): return "CAST(\(d.timeIntervalSinceReferenceDate), \"NSDate\")"
+        case .date(let d):
+            let t = d.timeIntervalSinceReferenceDate
+            // A NaN or infinite interval is no number literal; quoted, CAST reads it back.
+            return t.isFinite ? "CAST(\(t), \"NSDate\")" : "CAST('\(t)', \"NSDate\")"
         case .uuid(let u): return "CAST('\(u.uuidString)', \"UUID\")"
         case .bytes(let b): return "CAST('\(b.map { String(format: "%02x", $0) }.joined())', \"NSData\")"
         case .reference(let r): return "CAST('\(r.table.rawValue)/\(r.key)', \"RowReference\")"

@@ -26,15 +26,15 @@ public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvert
         switch self {
         case .syntax(let message, let token, let offset):
             return token.isEmpty ? "\(message) at the end of the predicate (offset \(offset))"
-                : "\(message): unexpected '\(token)' at offset \(offset)"
+                : "\(message): unexpected '\(SafeDescription.of(token))' at offset \(offset)"
         case .argument(let message, let offset):
             return "\(message) (placeholder at offset \(offset))"
         case .unknownKey(let keyPath, let entity):
-            return "entity '\(entity)' has no field '\(keyPath)'"
+            return "entity '\(entity)' has no field '\(SafeDescription.of(keyPath))'"
         case .invalidKeyPath(let keyPath, let entity, let reason):
-            return "key path '\(keyPath)' of entity '\(entity)' \(reason)"
+            return "key path '\(SafeDescription.of(keyPath))' of entity '\(entity)' \(reason)"
         case .invalidRegularExpression(let pattern, let reason):
-            return "MATCHES pattern '\(pattern)' is not a valid regular expression: \(reason)"
+            return "MATCHES pattern '\(SafeDescription.of(pattern))' is not a valid regular expression: \(reason)"
         case .tooDeep(let depth, let offset):
             return "the predicate nests deeper than the \(PredicateNode.maximumDepth) levels allowed: level \(depth) starts at offset \(offset)"
         case .treeTooDeep(let depth):

@@ -664,6 +664,8 @@ private struct Parser {
         guard case .string(let type) = typeToken.kind else { throw error("expected a type name string", at: typeToken) }
         try expectSymbol(")", "expected ')' to close CAST")
         switch (type, v) {
+        case ("NSDate", .string(let s)):
+            if let t = Double(s) { return .date(Date(timeIntervalSinceReferenceDate: t)) }
         case ("NSDate", _):
             guard let t = Self.double(v) else { break }
             return .date(Date(timeIntervalSinceReferenceDate: t))
@@ -698,7 +700,7 @@ private struct Parser {
 
     func describe(_ arg: Any?) -> String {
         guard let arg else { return "nil" }
-        return "\(arg) of type \(type(of: arg))"
+        return "\(SafeDescription.of(arg)) of type \(type(of: arg))"
     }
 
     func number(_ text: String, negative: Bool, token: Token) throws -> Value {

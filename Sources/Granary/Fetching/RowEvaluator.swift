@@ -278,7 +278,7 @@ private final class RegexCache {
             compiled[key] = r
             return r
         } catch {
-            throw PredicateParseError.invalidRegularExpression(pattern: pattern, reason: "\(error)")
+            throw PredicateParseError.invalidRegularExpression(pattern: pattern, reason: SafeDescription.of(error))
         }
     }
 }

@@ -344,13 +344,13 @@ extension PersistentStoreCoordinator {
     ///   value of the wrong type, or nil for a required attribute.
     static func batchValue(_ value: Any, forKey key: String, of entity: EntityDescription) throws -> Any? {
         guard let property = entity.propertiesByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
-        let shown = String(describing: value)
         guard let attribute = property.attribute else {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown,
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
                                               reason: "batch requests set attributes only; set relationships on managed objects")
         }
         if attribute.isTransient {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown, reason: "the attribute is transient, so it is not stored")
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
+                                              reason: "the attribute is transient, so it is not stored")
         }
         do {
             let stored = try attribute.storageValue(for: value is NSNull ? nil : value)
@@ -359,7 +359,7 @@ extension PersistentStoreCoordinator {
             }
             return try attribute.type.swiftValue(from: stored)
         } catch let error as ValueConversionError {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown, reason: error.description)
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value), reason: error.description)
         }
     }
 }

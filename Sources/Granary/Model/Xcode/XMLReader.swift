@@ -104,7 +104,7 @@ struct XMLReader {
             let value = try attributeValue()
             if name == "encoding", !["utf-8", "utf8"].contains(value.lowercased()) {
                 throw SyntaxError(
-                    line: nameLine, column: nameColumn, reason: "the XML declaration names encoding \(value); only UTF-8 is read")
+                    line: nameLine, column: nameColumn, reason: "the XML declaration names encoding \(SafeDescription.of(value)); only UTF-8 is read")
             }
         }
     }
