@@ -309,13 +309,17 @@ private typealias PredicateParseError = Granary.PredicateParseError
 
     // MARK: #Predicate built at run time
 
-    /// `levels` negations of a constant, built as `#Predicate` builds them but at run time, through
-    /// `any StandardPredicateExpression`. The constant keeps the whole expression trivially
+    /// `levels` negations of a constant, or conjunctions of one with `true` (the costliest to lower, as
+    /// each level's value holds all the levels below it), built as `#Predicate` builds them but at run
+    /// time, through `any StandardPredicateExpression`. Constants keep the whole expression trivially
     /// destructible: Foundation destroys nested expressions recursively.
-    static func negatedConstant(_ levels: Int, _ constant: Bool) -> Predicate<Employee> {
+    static func nestedConstant(_ levels: Int, _ constant: Bool, conjunctions: Bool = false) -> Predicate<Employee> {
         func negation<E: StandardPredicateExpression<Bool>>(_ e: E) -> any StandardPredicateExpression<Bool> { PredicateExpressions.Negation(e) }
+        func conjunction<E: StandardPredicateExpression<Bool>>(_ e: E) -> any StandardPredicateExpression<Bool> {
+            PredicateExpressions.Conjunction(lhs: e, rhs: PredicateExpressions.Value(true))
+        }
         var expression: any StandardPredicateExpression<Bool> = PredicateExpressions.Value(constant)
-        for _ in 0..<levels { expression = negation(expression) }
+        for _ in 0..<levels { expression = conjunctions ? conjunction(expression) : negation(expression) }
         let built = expression
         return Predicate<Employee> { _ in built }
     }
@@ -325,9 +329,10 @@ private typealias PredicateParseError = Granary.PredicateParseError
         let context = try Self.makeStaff(count: 4)
         let limit = Self.limit
         let outcome = try onThread(stackSize: stackSize) { () -> [String] in
-            // The constant and `limit - 1` negations: `limit` expressions deep, an odd number of NOTs.
-            [limit - 1, limit, 100_000].map { levels in
-                let predicate = Self.negatedConstant(levels, false)
+            // The constant and `limit - 1` levels are `limit` expressions deep: an odd number of NOTs of
+            // false, or ANDs of true with true.
+            [(limit - 1, false), (limit - 1, true), (limit, false), (limit, true), (100_000, false)].map { levels, conjunctions in
+                let predicate = Self.nestedConstant(levels, conjunctions, conjunctions: conjunctions)
                 let lowered = PredicateNode.lower(predicate).map { "\($0.depth)" } ?? "nil"
                 do {
                     return "\(lowered) \(try context.performAndWait { try context.fetch(FetchRequest<Employee>(predicate: predicate)) }.count)"
@@ -337,6 +342,6 @@ private typealias PredicateParseError = Granary.PredicateParseError
             }
         }
         let refused = PredicateParseError.treeTooDeep(depth: limit + 1).description
-        #expect(outcome == ["\(limit - 1) 4", "nil \(refused)", "nil \(refused)"])
+        #expect(outcome == ["\(limit - 1) 4", "0 4", "nil \(refused)", "nil \(refused)", "nil \(refused)"])
     }
 }
