@@ -163,7 +163,7 @@ import Testing
         let sort = (0..<r.int(3)).map { _ in SortKey(r.pick(fields), ascending: r.bool()) }
         let limit: Int? = r.bool() ? nil : r.int(5)
         let offset = r.int(4) == 0 ? r.int(3) : 0
-        let plan = FetchPlanner.plan(predicate: predicate, sort: sort, limit: limit, offset: offset, schema: schema)
+        let plan = try FetchPlanner.plan(predicate: predicate, sort: sort, limit: limit, offset: offset, schema: schema)
         let evaluator = RowEvaluator(schema: schema)
         let context = "seed \(seed): \(predicate.map(\.description) ?? "nil") sort \(sort) limit \(String(describing: limit)) offset \(offset) → \(plan.explain)"
 

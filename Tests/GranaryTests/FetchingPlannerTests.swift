@@ -25,11 +25,11 @@ import Testing
 
     func plan(_ format: String, _ args: [Any?] = [], sort: [SortKey] = [], limit: Int? = nil, offset: Int = 0,
               schema: FetchSchema = Self.schema) throws -> FetchPlan {
-        FetchPlanner.plan(predicate: try PredicateParser.parse(format, arguments: args), sort: sort, limit: limit, offset: offset, schema: schema)
+        try FetchPlanner.plan(predicate: try PredicateParser.parse(format, arguments: args), sort: sort, limit: limit, offset: offset, schema: schema)
     }
 
-    @Test func noPredicateScansTheTableAndPushesTheLimit() {
-        let p = FetchPlanner.plan(predicate: nil, sort: [], limit: 10, offset: 0, schema: Self.schema)
+    @Test func noPredicateScansTheTableAndPushesTheLimit() throws {
+        let p = try FetchPlanner.plan(predicate: nil, sort: [], limit: 10, offset: 0, schema: Self.schema)
         #expect(p.access == .fullScan)
         #expect(p.residual == nil && p.sortedByAccess && p.limitPushedDown)
         #expect(p.explain == "SCAN Employee, LIMIT 10 IN SCAN")
@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func ordersNoIndexDeliversAreSortedInMemory() throws {
-        let p = FetchPlanner.plan(predicate: nil, sort: [SortKey("name", comparison: .caseInsensitive)], limit: 3, offset: 0, schema: Self.schema)
+        let p = try FetchPlanner.plan(predicate: nil, sort: [SortKey("name", comparison: .caseInsensitive)], limit: 3, offset: 0, schema: Self.schema)
         #expect(p.access == .fullScan && !p.sortedByAccess && !p.limitPushedDown)
         #expect(p.explain == "SCAN Employee SORT IN MEMORY BY name ASC CASEINSENSITIVE")
         #expect(try !plan("dept == 'a'", sort: [SortKey("age"), SortKey("name")]).sortedByAccess)

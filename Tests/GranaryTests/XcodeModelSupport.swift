@@ -57,9 +57,15 @@ enum XcodeFixtures {
     /// Writes `contents` as the `contents` file of a package `<name>.xcdatamodel` inside `directory`.
     @discardableResult
     static func writePackage(_ contents: String, named name: String, in directory: URL) throws -> URL {
+        try writePackage(bytes: Array(contents.utf8), named: name, in: directory)
+    }
+
+    /// Writes `bytes`, which need not be UTF-8, as the `contents` file of a package.
+    @discardableResult
+    static func writePackage(bytes: [UInt8], named name: String, in directory: URL) throws -> URL {
         let package = directory.appendingPathComponent("\(name).xcdatamodel", isDirectory: true)
         try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
-        try Data(contents.utf8).write(to: package.appendingPathComponent("contents"))
+        try Data(bytes).write(to: package.appendingPathComponent("contents"))
         return package
     }
 

@@ -28,8 +28,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unknownEntity(let name): return "the model has no entity named '\(name)'"
-        case .unknownKey(let entity, let key): return "entity '\(entity)' has no property '\(key)'"
+        case .unknownEntity(let name): return "the model has no entity named '\(SafeDescription.of(name))'"
+        case .unknownKey(let entity, let key): return "entity '\(entity)' has no property '\(SafeDescription.of(key))'"
         case .wrongValueType(let entity, let key, let value, let reason):
             return "\(entity).\(key) cannot hold \(value): \(reason)"
         case .foreignObject(let entity, let key, let object):

@@ -15,6 +15,10 @@ extension ManagedObjectContext {
 
     /// The request as the store layer runs it; `nil` predicate when the typed predicate cannot be
     /// translated (then it is evaluated on the objects instead).
+    ///
+    /// Every fetch passes here, so this is where predicates built in code are held to
+    /// `PredicateNode.maximumDepth` before anything walks them.
+    /// - Throws: `PredicateParseError.treeTooDeep` for a `#Predicate` or filter nesting too deep.
     func storeFetch<T>(_ request: FetchRequest<T>, window: Bool) throws -> (fetch: StoreFetch, unloweredPredicate: Predicate<T>?) {
         let entity = try entity(for: request)
         let model = self.model!
@@ -22,8 +26,9 @@ extension ManagedObjectContext {
         var lowered: PredicateNode?
         var unlowered: Predicate<T>?
         if let predicate = request.predicate {
-            if let node = PredicateNode.lower(predicate, keyPathName: names) { lowered = node } else { unlowered = predicate }
+            if let node = try PredicateNode.lowering(predicate, keyPathName: names) { lowered = node } else { unlowered = predicate }
         }
+        try request.filter?.checkDepth()
         let storePredicate: PredicateNode?
         switch (lowered, request.filter) {
         case let (l?, f?): storePredicate = .and([l, f])

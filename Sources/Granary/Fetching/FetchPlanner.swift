@@ -71,8 +71,9 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
 /// 3. For each index, equality terms bind its columns from the first one for as long as they can; one
 ///    column may instead take several values (an IN or OR), which makes the access a union of one scan
 ///    per value. The column after the bound ones may take a range (the first lower and first upper bound,
-///    or a BETWEEN, or `!= nil`) or else a prefix. A double column's lower-only range gets `+inf` as its
-///    upper bound, so that NaNs, which the index sorts above infinity, stay out as they do in evaluation.
+///    or a BETWEEN, or `!= nil`) or else a prefix. A double or date column's lower-only range gets `+inf`
+///    as its upper bound, so that NaNs, which the index sorts above infinity, stay out as they do in
+///    evaluation; for the same reason a NaN constant never binds an index column.
 /// 4. Candidates that narrow by a predicate field beat those that only match the entity column; then
 ///    they rank by the number of bound columns, then by having a range or prefix, then by
 ///    delivering the requested sort order, then by not needing a union, then by being a unique index
@@ -94,7 +95,11 @@ public enum FetchPlanner {
     ///   - sort: the requested order, most significant first.
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
-    public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) -> FetchPlan {
+    /// - Throws: `PredicateParseError.treeTooDeep` for a predicate nesting deeper than
+    ///   `PredicateNode.maximumDepth` (plus the one level a fetch adds joining its parts), which
+    ///   planning would walk recursively.
+    public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) throws -> FetchPlan {
+        try predicate?.checkDepth(limit: PredicateNode.maximumJoinedDepth)
         // A simplified predicate is already flat; only the entity filter needs joining to it.
         var combined = predicate?.simplified ?? .true
         if schema.entityColumn != nil {
@@ -251,14 +256,32 @@ public enum FetchPlanner {
         case (.integer, .int): return v
         case (.integer, .double(let d)): return Int64(exactly: d).map(Value.int)
         case (.integer, .bool(let b)): return .int(b ? 1 : 0)
-        case (.double, .double(let d)): return d.isNaN ? nil : v
+        // `guard … return nil`, not `d.isNaN ? nil : v`: there the literal is `Value.null`, not "no
+        // constant", and an index lookup of NaN found the rows whose value is null.
+        case (.double, .double(let d)):
+            guard !d.isNaN else { return nil }
+            return v
         case (.double, .int(let i)): return Double(exactly: i).map(Value.double)
         case (.double, .bool(let b)): return .double(b ? 1 : 0)
         case (.bool, .bool): return v
         case (.bool, .int(let i)) where i == 0 || i == 1: return .bool(i == 1)
         case (.bool, .double(let d)) where d == 0 || d == 1: return .bool(d == 1)
-        case (.string, .string), (.uri, .string), (.date, .date), (.uuid, .uuid), (.binary, .bytes), (.toOne, .reference):
+        // A NaN date, like a NaN double, equals nothing in evaluation but has an index entry.
+        case (.date, .date(let d)):
+            guard !d.timeIntervalSinceReferenceDate.isNaN else { return nil }
             return v
+        case (.string, .string), (.uri, .string), (.uuid, .uuid), (.binary, .bytes), (.toOne, .reference):
+            return v
+        default: return nil
+        }
+    }
+
+    /// The highest value of a double or date column short of NaN, which the index sorts above it:
+    /// the upper bound a lower-only range takes so that NaNs stay out, as they do in evaluation.
+    static func infinity(_ kind: FieldKind) -> Value? {
+        switch kind {
+        case .double: return .double(.infinity)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: .infinity))
         default: return nil
         }
     }
@@ -341,7 +364,9 @@ public enum FetchPlanner {
                         usedTerms.insert(c.term)
                     }
                     if found {
-                        if r.upper == nil, schema.field(name)?.kind == .double { (r.upper, r.upperInclusive) = (.double(.infinity), true) }
+                        if r.upper == nil, let kind = schema.field(name)?.kind, let infinity = FetchPlanner.infinity(kind) {
+                            (r.upper, r.upperInclusive) = (infinity, true)
+                        }
                         range = r
                     } else if let c = here.first(where: { if case .prefix = $0.constraint { return true } else { return false } }),
                               case .prefix(let p) = c.constraint {

@@ -7,10 +7,30 @@ import GranaryStorage
 /// `PredicateNode` (`node`) with the same semantics.
 public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The predicate built so far.
-    public var node: PredicateNode
+    public var node: PredicateNode {
+        didSet { depth = Self.measure(node) }
+    }
+    /// At least `node.depth`, and above `PredicateNode.maximumDepth` exactly when `node` nests deeper:
+    /// kept so that the operators know it without walking the tree.
+    private var depth: Int
 
     /// Wraps an existing predicate node.
-    public init(_ node: PredicateNode) { self.node = node }
+    public init(_ node: PredicateNode) {
+        self.node = node
+        depth = Self.measure(node)
+    }
+
+    /// A node built by an operator from operands at most `bound - 1` deep; measured only when that
+    /// could pass the limit.
+    private init(_ node: PredicateNode, depthAtMost bound: Int) {
+        self.node = node
+        depth = bound > PredicateNode.maximumDepth ? Self.measure(node) : bound
+    }
+
+    private static func measure(_ node: PredicateNode) -> Int { node.depth(cappedAt: PredicateNode.maximumDepth + 1) }
+
+    /// Whether the predicate nests deeper than `PredicateNode.maximumDepth`, which every fetch refuses.
+    var isTooDeep: Bool { depth > PredicateNode.maximumDepth }
 
     /// A key path to compare: a field name or a dotted path through to-one relationships (`"manager.name"`).
     public static func key(_ key: String) -> FetchKey { FetchKey(key) }
@@ -20,12 +40,44 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The predicate no object satisfies.
     public static let none = FetchPredicate(.false)
 
-    /// Both predicates hold.
-    public static func && (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.all([a.node, b.node])) }
-    /// Either predicate holds.
-    public static func || (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate { FetchPredicate(.either([a.node, b.node])) }
-    /// The predicate does not hold.
-    public static prefix func ! (a: FetchPredicate) -> FetchPredicate { FetchPredicate(.not(a.node)) }
+    // The operators never nest a predicate past the limit plus one: an operand that is already too deep
+    // comes back as it is, so that building one in a loop cannot make a tree whose destruction (which
+    // Swift does recursively) overflows the stack. Such a predicate cannot run anyway: fetches refuse
+    // it with `PredicateParseError.treeTooDeep`.
+
+    /// Both predicates hold (an operand nested deeper than `PredicateNode.maximumDepth` is returned as
+    /// it is; fetches refuse it).
+    public static func && (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate {
+        if a.isTooDeep { return a }
+        if b.isTooDeep { return b }
+        return FetchPredicate(.all([a.node, b.node]), depthAtMost: max(a.depth, b.depth) + 1)
+    }
+
+    /// Either predicate holds (an operand nested deeper than `PredicateNode.maximumDepth` is returned
+    /// as it is; fetches refuse it).
+    public static func || (a: FetchPredicate, b: FetchPredicate) -> FetchPredicate {
+        if a.isTooDeep { return a }
+        if b.isTooDeep { return b }
+        return FetchPredicate(.either([a.node, b.node]), depthAtMost: max(a.depth, b.depth) + 1)
+    }
+
+    /// The predicate does not hold. A double negation cancels out (`NOT NOT p` is `p` under the null
+    /// rules), so a chain of `!` never nests; an operand nested deeper than `PredicateNode.maximumDepth`
+    /// is returned as it is.
+    public static prefix func ! (a: FetchPredicate) -> FetchPredicate {
+        if a.isTooDeep { return a }
+        if case .not(let inner) = a.node { return FetchPredicate(inner, depthAtMost: a.depth - 1) }
+        return FetchPredicate(.not(a.node), depthAtMost: a.depth + 1)
+    }
+
+    /// `self`, or the member test nested in an ANY (for `FetchKey.any`).
+    fileprivate func quantified(over path: KeyPathExpr) -> FetchPredicate {
+        isTooDeep ? self : FetchPredicate(.any(path, node), depthAtMost: depth + 1)
+    }
+
+    public static func == (a: FetchPredicate, b: FetchPredicate) -> Bool { a.node == b.node }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(node) }
 
     public var description: String { node.description }
 }
@@ -42,7 +94,7 @@ public struct FetchKey: Sendable {
     public init(path: KeyPathExpr) { self.path = path }
 
     private static func constant(_ v: some PredicateValueConvertible) -> Value {
-        guard let value = v.predicateValue else { preconditionFailure("\(v) has no predicate value (an unsigned integer above Int64.max?)") }
+        guard let value = v.predicateValue else { preconditionFailure("\(SafeDescription.of(v)) has no predicate value (an unsigned integer above Int64.max?)") }
         return value
     }
 
@@ -129,8 +181,9 @@ public struct FetchKey: Sendable {
         string(.matches, regex, caseInsensitive, diacriticInsensitive)
     }
 
-    /// Some member of this to-many relationship satisfies `predicate`, whose keys start at the member.
-    public func any(_ predicate: FetchPredicate) -> FetchPredicate { FetchPredicate(.any(path, predicate.node)) }
+    /// Some member of this to-many relationship satisfies `predicate`, whose keys start at the member
+    /// (a predicate nested deeper than `PredicateNode.maximumDepth` is returned as it is; fetches refuse it).
+    public func any(_ predicate: FetchPredicate) -> FetchPredicate { predicate.quantified(over: path) }
 
     /// The number of members of this to-many relationship (`@count`), to compare with an integer.
     public var count: FetchCount { FetchCount(path: path) }

@@ -38,20 +38,20 @@ struct LoweringRoles: @unchecked Sendable {
 }
 
 extension LowerableExpression {
-    static func lowered(_ expression: Any, in context: LoweringContext) -> PredicateNode? {
-        (expression as! Self).lowered(in: context)
+    static func lowered(_ expression: Any, in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        try (expression as! Self).lowered(in: context)
     }
 }
 
 extension LowerableOperand {
-    static func lowered(_ expression: Any, in context: LoweringContext) -> LoweredOperand? {
-        (expression as! Self).lowered(in: context)
+    static func lowered(_ expression: Any, in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        try (expression as! Self).lowered(in: context)
     }
 }
 
 extension OptionalChainExpression {
-    static func loweredPredicate(_ expression: Any, in context: LoweringContext) -> PredicateNode? {
-        (expression as! Self).loweredPredicate(in: context)
+    static func loweredPredicate(_ expression: Any, in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        try (expression as! Self).loweredPredicate(in: context)
     }
 }
 

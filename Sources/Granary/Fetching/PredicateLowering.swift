@@ -19,11 +19,26 @@ extension PredicateNode {
     ///
     /// - Parameter keyPathName: the field names of a key path of the model (`\Employee.manager` →
     ///   `["manager"]`), or `nil` for a key path that is not one; `KeyPathNames.components(of:)` by default.
+    ///
+    /// Also `nil` for a predicate whose expressions nest deeper than `maximumDepth`, or whose
+    /// translation would; fetches refuse those with `PredicateParseError.treeTooDeep` instead of
+    /// evaluating them on objects, which would recurse as deep.
     public static func lower<T>(_ predicate: Predicate<T>,
                                 keyPathName: (AnyKeyPath) -> [String]? = KeyPathNames.components(of:)) -> PredicateNode? {
-        withoutActuallyEscaping(keyPathName) { name in
-            LoweringContext(variable: predicate.variable.key, keyPathName: name).predicate(predicate.expression)
+        (try? lowering(predicate, keyPathName: keyPathName)) ?? nil
+    }
+
+    /// As `lower(_:keyPathName:)`, but a predicate nesting too deep throws instead of returning `nil`.
+    ///
+    /// - Throws: `PredicateParseError.treeTooDeep` when the expressions, or the translation (where
+    ///   `allSatisfy` takes three levels), nest deeper than `maximumDepth`.
+    static func lowering<T>(_ predicate: Predicate<T>,
+                            keyPathName: (AnyKeyPath) -> [String]? = KeyPathNames.components(of:)) throws(PredicateParseError) -> PredicateNode? {
+        let node = try withoutActuallyEscaping(keyPathName) { name throws(PredicateParseError) in
+            try LoweringContext(variable: predicate.variable.key, keyPathName: name).predicate(predicate.expression)
         }
+        try node?.checkDepth()
+        return node
     }
 }
 
@@ -44,14 +59,36 @@ struct LoweringContext {
     /// The variable standing for the object the predicate tests, and those optional chains bind
     /// (innermost last). Searched in order rather than kept in a dictionary, which allocated and
     /// hashed on every fetch; a predicate without optional chains allocates nothing here.
-    private let object: PredicateExpressions.VariableID
+    private var object: PredicateExpressions.VariableID
     private var chained: [(id: PredicateExpressions.VariableID, path: KeyPathExpr)] = []
     let keyPathName: (AnyKeyPath) -> [String]?
+    /// How many expressions enclose the one being lowered: lowering recurses once per level, and a
+    /// predicate built at run time from `any StandardPredicateExpression` can nest without bound.
+    private var depth = 0
 
     /// A context where `variable` stands for the object the predicate tests.
     init(variable: PredicateExpressions.VariableID, keyPathName: @escaping (AnyKeyPath) -> [String]?) {
         object = variable
         self.keyPathName = keyPathName
+    }
+
+    /// The context of a test on the members of a to-many relationship, where `variable` stands for
+    /// the member; it keeps counting the depth.
+    func member(_ variable: PredicateExpressions.VariableID) -> LoweringContext {
+        var copy = self
+        copy.object = variable
+        copy.chained = []
+        return copy
+    }
+
+    /// The context of a sub-expression, one level deeper.
+    ///
+    /// - Throws: `PredicateParseError.treeTooDeep` past `PredicateNode.maximumDepth` levels.
+    private func descending() throws(PredicateParseError) -> LoweringContext {
+        guard depth < PredicateNode.maximumDepth else { throw .treeTooDeep(depth: PredicateNode.maximumDepth + 1) }
+        var copy = self
+        copy.depth += 1
+        return copy
     }
 
     /// The key path a variable in scope stands for.
@@ -67,9 +104,9 @@ struct LoweringContext {
     }
 
     /// The predicate for a Boolean expression.
-    func predicate(_ expression: Any) -> PredicateNode? {
-        if let e = LoweringRoles.of(type(of: expression)).expression { return e.lowered(expression, in: self) }
-        switch operand(expression) {
+    func predicate(_ expression: Any) throws(PredicateParseError) -> PredicateNode? {
+        if let e = LoweringRoles.of(type(of: expression)).expression { return try e.lowered(expression, in: descending()) }
+        switch try operand(expression) {
         case .keyPath(let p)?: return .compare(p, .equal, .value(.bool(true)))
         case .constant(.bool(let b))?: return b ? .true : .false
         case .isEmpty(let p)?: return .count(p, .equal, 0)
@@ -77,14 +114,15 @@ struct LoweringContext {
         }
     }
 
-    func operand(_ expression: Any) -> LoweredOperand? {
-        LoweringRoles.of(type(of: expression)).operand?.lowered(expression, in: self)
+    func operand(_ expression: Any) throws(PredicateParseError) -> LoweredOperand? {
+        guard let operand = LoweringRoles.of(type(of: expression)).operand else { return nil }
+        return try operand.lowered(expression, in: descending())
     }
 
     /// `lhs op rhs` for key paths, constants and counts on either side.
-    func comparison(_ lhs: Any, _ op: ComparisonOperator, _ rhs: Any) -> PredicateNode? {
-        let l = operand(lhs)
-        let r = operand(rhs)
+    func comparison(_ lhs: Any, _ op: ComparisonOperator, _ rhs: Any) throws(PredicateParseError) -> PredicateNode? {
+        let l = try operand(lhs)
+        let r = try operand(rhs)
         switch (l, r) {
         case (.keyPath(let p)?, .constant(.null)?), (.constant(.null)?, .keyPath(let p)?):
             switch op {
@@ -97,26 +135,26 @@ struct LoweringContext {
         case (.keyPath(let p)?, .keyPath(let q)?): return .compare(p, op, .keyPath(q))
         case (.count(let p)?, .constant(.int(let n))?): return Int(exactly: n).map { .count(p, op, $0) }
         case (.constant(.int(let n))?, .count(let p)?): return Int(exactly: n).map { .count(p, op.swapped, $0) }
-        case (nil, .constant(.bool(true))?) where op == .equal: return optionalPredicate(lhs)
-        case (.constant(.bool(true))?, nil) where op == .equal: return optionalPredicate(rhs)
+        case (nil, .constant(.bool(true))?) where op == .equal: return try optionalPredicate(lhs)
+        case (.constant(.bool(true))?, nil) where op == .equal: return try optionalPredicate(rhs)
         default: return nil
         }
     }
 
     /// A Boolean expression that may be wrapped in an optional chain (`$0.nick?.starts(with: "A") == true`),
     /// which is true only when the chain reaches a value and the test holds.
-    func optionalPredicate(_ expression: Any) -> PredicateNode? {
-        if let chain = LoweringRoles.of(type(of: expression)).chain { return chain.loweredPredicate(expression, in: self) }
-        return predicate(expression)
+    func optionalPredicate(_ expression: Any) throws(PredicateParseError) -> PredicateNode? {
+        if let chain = LoweringRoles.of(type(of: expression)).chain { return try chain.loweredPredicate(expression, in: descending()) }
+        return try predicate(expression)
     }
 }
 
 /// A Foundation expression that yields a `Bool` and has a `PredicateNode`.
-protocol LowerableExpression { func lowered(in context: LoweringContext) -> PredicateNode? }
+protocol LowerableExpression { func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? }
 /// A Foundation expression that yields a key path's value, a constant or a count.
-protocol LowerableOperand { func lowered(in context: LoweringContext) -> LoweredOperand? }
+protocol LowerableOperand { func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? }
 /// `OptionalFlatMap`, whose transform may be a Boolean test.
-protocol OptionalChainExpression { func loweredPredicate(in context: LoweringContext) -> PredicateNode? }
+protocol OptionalChainExpression { func loweredPredicate(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? }
 
 /// Collections whose `count` and `isEmpty` key paths stand for a to-many relationship's `@count`.
 protocol RelationshipCollection {
@@ -135,33 +173,33 @@ extension Set: RelationshipCollection {
 // MARK: Boolean expressions
 
 extension PredicateExpressions.Conjunction: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard let l = context.predicate(lhs), let r = context.predicate(rhs) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard let l = try context.predicate(lhs), let r = try context.predicate(rhs) else { return nil }
         return .all([l, r])
     }
 }
 
 extension PredicateExpressions.Disjunction: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard let l = context.predicate(lhs), let r = context.predicate(rhs) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard let l = try context.predicate(lhs), let r = try context.predicate(rhs) else { return nil }
         return .either([l, r])
     }
 }
 
 extension PredicateExpressions.Negation: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? { context.predicate(wrapped).map { .not($0) } }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? { try context.predicate(wrapped).map { .not($0) } }
 }
 
 extension PredicateExpressions.Equal: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? { context.comparison(lhs, .equal, rhs) }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? { try context.comparison(lhs, .equal, rhs) }
 }
 
 extension PredicateExpressions.NotEqual: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? { context.comparison(lhs, .notEqual, rhs) }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? { try context.comparison(lhs, .notEqual, rhs) }
 }
 
 extension PredicateExpressions.Comparison: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
         let o: ComparisonOperator
         switch op {
         case .lessThan: o = .less
@@ -170,14 +208,14 @@ extension PredicateExpressions.Comparison: LowerableExpression {
         case .greaterThanOrEqual: o = .greaterOrEqual
         @unknown default: return nil
         }
-        return context.comparison(lhs, o, rhs)
+        return try context.comparison(lhs, o, rhs)
     }
 }
 
 extension PredicateExpressions.SequenceContains: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(element) else { return nil }
-        switch context.operand(sequence) {
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(element) else { return nil }
+        switch try context.operand(sequence) {
         case .constants(let values)?: return .isIn(p, values)
         default: return nil
         }
@@ -185,50 +223,50 @@ extension PredicateExpressions.SequenceContains: LowerableExpression {
 }
 
 extension PredicateExpressions.SequenceStartsWith: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(base), case .constant(.string(let s))? = context.operand(prefix) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(base), case .constant(.string(let s))? = try context.operand(prefix) else { return nil }
         return .string(p, .beginsWith, s, caseInsensitive: false)
     }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(base), case .constant(.string(let s))? = context.operand(other) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(base), case .constant(.string(let s))? = try context.operand(other) else { return nil }
         return .string(p, .contains, s, caseInsensitive: false)
     }
 }
 
 #if canImport(Darwin)
 extension PredicateExpressions.StringLocalizedStandardContains: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(root), case .constant(.string(let s))? = context.operand(other) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(root), case .constant(.string(let s))? = try context.operand(other) else { return nil }
         return .string(p, .contains, s, caseInsensitive: true, diacriticInsensitive: true)
     }
 }
 #endif
 
 extension PredicateExpressions.SequenceContainsWhere: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(sequence),
-              let inner = LoweringContext(variable: variable.key, keyPathName: context.keyPathName).predicate(test)
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(sequence),
+              let inner = try context.member(variable.key).predicate(test)
         else { return nil }
         return .any(p, inner)
     }
 }
 
 extension PredicateExpressions.SequenceAllSatisfy: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(sequence),
-              let inner = LoweringContext(variable: variable.key, keyPathName: context.keyPathName).predicate(test)
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(sequence),
+              let inner = try context.member(variable.key).predicate(test)
         else { return nil }
         return .not(.any(p, .not(inner)))
     }
 }
 
 extension PredicateExpressions.RangeExpressionContains: LowerableExpression {
-    func lowered(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let p)? = context.operand(element),
-              case .range(let lo, let hi, let isClosed)? = context.operand(range) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let p)? = try context.operand(element),
+              case .range(let lo, let hi, let isClosed)? = try context.operand(range) else { return nil }
         return isClosed ? .between(p, lo, hi) : .and([.compare(p, .greaterOrEqual, .value(lo)), .compare(p, .less, .value(hi))])
     }
 }
@@ -236,12 +274,12 @@ extension PredicateExpressions.RangeExpressionContains: LowerableExpression {
 // MARK: Operands
 
 extension PredicateExpressions.Variable: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? { context.path(of: key).map { .keyPath($0) } }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? { context.path(of: key).map { .keyPath($0) } }
 }
 
 extension PredicateExpressions.KeyPath: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
-        guard case .keyPath(let base)? = context.operand(root) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        guard case .keyPath(let base)? = try context.operand(root) else { return nil }
         let any: AnyKeyPath = keyPath
         if let collection = LoweringRoles.of(type(of: any).rootType).collection {
             if collection.countKeyPath == any { return .count(base) }
@@ -254,30 +292,30 @@ extension PredicateExpressions.KeyPath: LowerableOperand {
 }
 
 extension PredicateExpressions.OptionalFlatMap: LowerableOperand, OptionalChainExpression {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
-        guard case .keyPath(let base)? = context.operand(wrapped) else { return nil }
-        return context.binding(variable.key, to: base).operand(transform)
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        guard case .keyPath(let base)? = try context.operand(wrapped) else { return nil }
+        return try context.binding(variable.key, to: base).operand(transform)
     }
 
-    func loweredPredicate(in context: LoweringContext) -> PredicateNode? {
-        guard case .keyPath(let base)? = context.operand(wrapped) else { return nil }
-        return context.binding(variable.key, to: base).optionalPredicate(transform)
+    func loweredPredicate(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
+        guard case .keyPath(let base)? = try context.operand(wrapped) else { return nil }
+        return try context.binding(variable.key, to: base).optionalPredicate(transform)
     }
 }
 
 extension PredicateExpressions.ForcedUnwrap: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
-        guard case .keyPath(let p)? = context.operand(inner) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        guard case .keyPath(let p)? = try context.operand(inner) else { return nil }
         return .keyPath(p)
     }
 }
 
 extension PredicateExpressions.NilLiteral: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? { .constant(.null) }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? { .constant(.null) }
 }
 
 extension PredicateExpressions.Value: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
         if let v = PredicateValues.value(of: value) { return .constant(v) }
         // Ranges before sequences: an integer range is also a sequence of its members.
         if let b = PredicateValues.bounds(of: value) { return .range(lower: b.lower, upper: b.upper, isClosed: b.isClosed) }
@@ -287,15 +325,15 @@ extension PredicateExpressions.Value: LowerableOperand {
 }
 
 extension PredicateExpressions.ClosedRange: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
-        guard case .constant(let lo)? = context.operand(lower), case .constant(let hi)? = context.operand(upper) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        guard case .constant(let lo)? = try context.operand(lower), case .constant(let hi)? = try context.operand(upper) else { return nil }
         return .range(lower: lo, upper: hi, isClosed: true)
     }
 }
 
 extension PredicateExpressions.Range: LowerableOperand {
-    func lowered(in context: LoweringContext) -> LoweredOperand? {
-        guard case .constant(let lo)? = context.operand(lower), case .constant(let hi)? = context.operand(upper) else { return nil }
+    func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
+        guard case .constant(let lo)? = try context.operand(lower), case .constant(let hi)? = try context.operand(upper) else { return nil }
         return .range(lower: lo, upper: hi, isClosed: false)
     }
 }

@@ -74,25 +74,141 @@ public indirect enum PredicateNode: Sendable, Hashable {
     }
 }
 
+// MARK: - Equality and hashing
+
+/// Written by hand, without recursion: the synthesized `==` and `hash(into:)` of an indirect enum
+/// recurse once per level and overflow the stack on a tree built in code thousands of levels deep.
+/// Both walk the two trees (or the one) in the same order with a list of the nodes still to visit.
+extension PredicateNode {
+    public static func == (a: PredicateNode, b: PredicateNode) -> Bool {
+        var pending: [(PredicateNode, PredicateNode)] = []
+        var pair = (a, b)
+        while true {
+            switch pair {
+            case (.and(let xs), .and(let ys)), (.or(let xs), .or(let ys)):
+                guard xs.count == ys.count else { return false }
+                pending.append(contentsOf: zip(xs, ys))
+            case (.not(let x), .not(let y)):
+                pending.append((x, y))
+            case (.any(let p, let x), .any(let q, let y)):
+                guard p == q else { return false }
+                pending.append((x, y))
+            case (.true, .true), (.false, .false):
+                break
+            case (.compare(let p, let o, let r), .compare(let q, let u, let s)):
+                guard p == q && o == u && r == s else { return false }
+            case (.isIn(let p, let vs), .isIn(let q, let ws)):
+                guard p == q && vs == ws else { return false }
+            case (.between(let p, let a, let b), .between(let q, let c, let d)):
+                guard p == q && a == c && b == d else { return false }
+            case (.string(let p, let o, let s, let c, let d), .string(let q, let u, let t, let e, let f)):
+                guard p == q && o == u && s == t && c == e && d == f else { return false }
+            case (.isNil(let p), .isNil(let q)):
+                guard p == q else { return false }
+            case (.count(let p, let o, let n), .count(let q, let u, let m)):
+                guard p == q && o == u && n == m else { return false }
+            default:
+                return false
+            }
+            guard let next = pending.popLast() else { return true }
+            pair = next
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var pending: [PredicateNode] = []
+        var node = self
+        while true {
+            switch node {
+            case .true: hasher.combine(0)
+            case .false: hasher.combine(1)
+            case .and(let xs):
+                hasher.combine(2)
+                hasher.combine(xs.count)
+                pending.append(contentsOf: xs.reversed())
+            case .or(let xs):
+                hasher.combine(3)
+                hasher.combine(xs.count)
+                pending.append(contentsOf: xs.reversed())
+            case .not(let x):
+                hasher.combine(4)
+                pending.append(x)
+            case .compare(let p, let o, let r):
+                hasher.combine(5)
+                hasher.combine(p)
+                hasher.combine(o)
+                hasher.combine(r)
+            case .isIn(let p, let vs):
+                hasher.combine(6)
+                hasher.combine(p)
+                hasher.combine(vs)
+            case .between(let p, let a, let b):
+                hasher.combine(7)
+                hasher.combine(p)
+                hasher.combine(a)
+                hasher.combine(b)
+            case .string(let p, let o, let s, let c, let d):
+                hasher.combine(8)
+                hasher.combine(p)
+                hasher.combine(o)
+                hasher.combine(s)
+                hasher.combine(c)
+                hasher.combine(d)
+            case .isNil(let p):
+                hasher.combine(9)
+                hasher.combine(p)
+            case .any(let p, let x):
+                hasher.combine(10)
+                hasher.combine(p)
+                pending.append(x)
+            case .count(let p, let o, let n):
+                hasher.combine(11)
+                hasher.combine(p)
+                hasher.combine(o)
+                hasher.combine(n)
+            }
+            guard let next = pending.popLast() else { return }
+            node = next
+        }
+    }
+}
+
 extension PredicateNode {
     /// The same predicate with constants folded: `true`/`false` terms absorbed, nested ANDs and ORs
     /// flattened, double negations removed, and ANY over an always-false test made `false`.
-    public var simplified: PredicateNode {
+    ///
+    /// Levels deeper than `maximumDepth` (plus the one a fetch adds), which no fetch accepts, are left
+    /// as they are: simplifying them would recurse as deep as the tree does.
+    public var simplified: PredicateNode { simplified(levelsLeft: Self.maximumJoinedDepth) }
+
+    private func simplified(levelsLeft: Int) -> PredicateNode {
         switch self {
-        case .and(let terms): return .all(terms.allSatisfy(\.isSimple) ? terms : terms.map(\.simplified))
-        case .or(let terms): return .either(terms.allSatisfy(\.isSimple) ? terms : terms.map(\.simplified))
+        case .and(let terms): return .all(Self.simplified(terms, levelsLeft: levelsLeft))
+        case .or(let terms): return .either(Self.simplified(terms, levelsLeft: levelsLeft))
         case .not(let term):
-            switch term.simplified {
+            guard levelsLeft > 0 else { return self }
+            switch term.simplified(levelsLeft: levelsLeft - 1) {
             case .true: return .false
             case .false: return .true
             case .not(let inner): return inner
             case let s: return .not(s)
             }
         case .any(let path, let inner):
-            let s = inner.simplified
-            return s == .false ? .false : .any(path, s)
+            guard levelsLeft > 0 else { return self }
+            let s = inner.simplified(levelsLeft: levelsLeft - 1)
+            if case .false = s { return .false }
+            return .any(path, s)
         default: return self
         }
+    }
+
+    /// The terms of an AND or OR, simplified; the array as it is when none has terms of its own.
+    private static func simplified(_ terms: [PredicateNode], levelsLeft: Int) -> [PredicateNode] {
+        guard levelsLeft > 0, terms.contains(where: { !$0.isSimple }) else { return terms }
+        var out: [PredicateNode] = []
+        out.reserveCapacity(terms.count)
+        for term in terms { out.append(term.simplified(levelsLeft: levelsLeft - 1)) }
+        return out
     }
 
     /// `true` or `false`.
@@ -168,7 +284,14 @@ public enum StringOperator: String, Sendable, Hashable, CaseIterable {
 
 extension PredicateNode: CustomStringConvertible {
     /// The predicate in Core Data's format syntax, which `PredicateParser` reads back.
-    public var description: String { format(self) }
+    ///
+    /// Levels deeper than `maximumDepth` (plus the one a fetch adds) are written as `…`: a description
+    /// must not recurse as deep as a tree built in code can be.
+    public var description: String {
+        var writer = PredicateWriter()
+        writer.write(self, prefix: [], levelsLeft: Self.maximumJoinedDepth)
+        return writer.out
+    }
 }
 
 extension Operand: CustomStringConvertible {
@@ -180,40 +303,48 @@ extension Operand: CustomStringConvertible {
     }
 }
 
-private func format(_ node: PredicateNode) -> String {
-    func operand(_ n: PredicateNode) -> String {
-        switch n {
-        case .and(let xs) where xs.count > 1: return "(\(format(n)))"
-        case .or(let xs) where xs.count > 1: return "(\(format(n)))"
-        default: return format(n)
+/// Writes a predicate in the format syntax into one string. The recursive part handles only the
+/// nodes with terms and keeps little on the stack; leaves are worded by `PredicateFormat.leaf`.
+private struct PredicateWriter {
+    var out = ""
+
+    /// - Parameter prefix: prepended to every key path of this level (`$x` inside a SUBQUERY).
+    mutating func write(_ node: PredicateNode, prefix: KeyPathExpr, levelsLeft: Int) {
+        switch node {
+        case .and(let xs) where !xs.isEmpty: terms(xs, " AND ", prefix, levelsLeft)
+        case .or(let xs) where !xs.isEmpty: terms(xs, " OR ", prefix, levelsLeft)
+        case .not(let x):
+            guard levelsLeft > 0 else { out += "…"; return }
+            out += "NOT ("
+            write(x, prefix: prefix, levelsLeft: levelsLeft - 1)
+            out += ")"
+        case .any(let path, let inner):
+            // A single comparison reads naturally as ANY; anything else needs a SUBQUERY.
+            if let quantified = PredicateFormat.quantified(prefix + path, inner) {
+                out += quantified
+            } else {
+                guard levelsLeft > 0 else { out += "…"; return }
+                out += "SUBQUERY(\(PredicateFormat.keyPath(prefix + path)), $x, "
+                write(inner, prefix: ["$x"], levelsLeft: levelsLeft - 1)
+                out += ").@count > 0"
+            }
+        default:
+            out += PredicateFormat.leaf(node, prefix: prefix)
         }
     }
-    func flags(_ c: Bool, _ d: Bool) -> String { c || d ? "[" + (c ? "c" : "") + (d ? "d" : "") + "]" : "" }
-    let k = PredicateFormat.keyPath
-    let lit = PredicateFormat.literal
-    switch node {
-    case .true: return "TRUEPREDICATE"
-    case .false: return "FALSEPREDICATE"
-    case .and(let xs): return xs.isEmpty ? "TRUEPREDICATE" : xs.map(operand).joined(separator: " AND ")
-    case .or(let xs): return xs.isEmpty ? "FALSEPREDICATE" : xs.map(operand).joined(separator: " OR ")
-    case .not(let x): return "NOT (\(format(x)))"
-    case .compare(let path, let op, let rhs): return "\(k(path)) \(op.rawValue) \(rhs)"
-    case .isIn(let path, let values): return "\(k(path)) IN {\(values.map(lit).joined(separator: ", "))}"
-    case .between(let path, let a, let b): return "\(k(path)) BETWEEN {\(lit(a)), \(lit(b))}"
-    case .string(let path, let op, let s, let c, let d): return "\(k(path)) \(op.rawValue)\(flags(c, d)) \(lit(.string(s)))"
-    case .isNil(let path): return "\(k(path)) == nil"
-    case .count(let path, let op, let n): return "\(k(path)).@count \(op.rawValue) \(n)"
-    case .any(let path, let inner):
-        // A single comparison reads naturally as ANY; anything else needs a SUBQUERY.
-        switch inner {
-        case .compare(let sub, let op, .value(let v)) where !sub.isEmpty:
-            return "ANY \(k(path + sub)) \(op.rawValue) \(lit(v))"
-        case .string(let sub, let op, let s, let c, let d) where !sub.isEmpty:
-            return "ANY \(k(path + sub)) \(op.rawValue)\(flags(c, d)) \(lit(.string(s)))"
-        case .isIn(let sub, let values) where !sub.isEmpty:
-            return "ANY \(k(path + sub)) IN {\(values.map(lit).joined(separator: ", "))}"
-        default:
-            return "SUBQUERY(\(k(path)), $x, \(PredicateFormat.prefixingVariable(inner))).@count > 0"
+
+    private mutating func terms(_ xs: [PredicateNode], _ separator: String, _ prefix: KeyPathExpr, _ levelsLeft: Int) {
+        guard levelsLeft > 0 else { out += "…"; return }
+        for (i, x) in xs.enumerated() {
+            if i > 0 { out += separator }
+            let parenthesized: Bool
+            switch x {
+            case .and(let ys), .or(let ys): parenthesized = ys.count > 1
+            default: parenthesized = false
+            }
+            if parenthesized { out += "(" }
+            write(x, prefix: prefix, levelsLeft: levelsLeft - 1)
+            if parenthesized { out += ")" }
         }
     }
 }
@@ -238,7 +369,10 @@ enum PredicateFormat {
         case .int(let i): return String(i)
         case .double(let d): return d.isFinite ? String(d) : "CAST('\(d)', \"Double\")"
         case .string(let s): return quoted(s)
-        case .date(let d): return "CAST(\(d.timeIntervalSinceReferenceDate), \"NSDate\")"
+        case .date(let d):
+            let t = d.timeIntervalSinceReferenceDate
+            // A NaN or infinite interval is no number literal; quoted, CAST reads it back.
+            return t.isFinite ? "CAST(\(t), \"NSDate\")" : "CAST('\(t)', \"NSDate\")"
         case .uuid(let u): return "CAST('\(u.uuidString)', \"UUID\")"
         case .bytes(let b): return "CAST('\(b.map { String(format: "%02x", $0) }.joined())', \"NSData\")"
         case .reference(let r): return "CAST('\(r.table.rawValue)/\(r.key)', \"RowReference\")"
@@ -261,29 +395,32 @@ enum PredicateFormat {
         return out + "'"
     }
 
-    /// The inner predicate of a SUBQUERY with every key path prefixed by the variable `$x`.
-    static func prefixingVariable(_ node: PredicateNode) -> String {
-        format(node.mapKeyPaths { ["$x"] + $0 })
+    /// A node without terms of its own, with `prefix` before its key paths.
+    static func leaf(_ node: PredicateNode, prefix: KeyPathExpr) -> String {
+        func flags(_ c: Bool, _ d: Bool) -> String { c || d ? "[" + (c ? "c" : "") + (d ? "d" : "") + "]" : "" }
+        func k(_ path: KeyPathExpr) -> String { keyPath(prefix + path) }
+        switch node {
+        // Only empty ANDs and ORs come here; the writer words the others.
+        case .true, .and: return "TRUEPREDICATE"
+        case .false, .or: return "FALSEPREDICATE"
+        case .compare(let path, let op, .keyPath(let other)): return "\(k(path)) \(op.rawValue) \(k(other))"
+        case .compare(let path, let op, .value(let v)): return "\(k(path)) \(op.rawValue) \(literal(v))"
+        case .isIn(let path, let values): return "\(k(path)) IN {\(values.map(literal).joined(separator: ", "))}"
+        case .between(let path, let a, let b): return "\(k(path)) BETWEEN {\(literal(a)), \(literal(b))}"
+        case .string(let path, let op, let s, let c, let d): return "\(k(path)) \(op.rawValue)\(flags(c, d)) \(literal(.string(s)))"
+        case .isNil(let path): return "\(k(path)) == nil"
+        case .count(let path, let op, let n): return "\(k(path)).@count \(op.rawValue) \(n)"
+        case .not, .any: return "…"
+        }
     }
-}
 
-extension PredicateNode {
-    /// The same predicate with every key path of this level (not inside `any`) transformed.
-    func mapKeyPaths(_ f: (KeyPathExpr) -> KeyPathExpr) -> PredicateNode {
-        switch self {
-        case .true, .false: return self
-        case .and(let xs): return .and(xs.map { $0.mapKeyPaths(f) })
-        case .or(let xs): return .or(xs.map { $0.mapKeyPaths(f) })
-        case .not(let x): return .not(x.mapKeyPaths(f))
-        case .compare(let p, let op, let rhs):
-            if case .keyPath(let q) = rhs { return .compare(f(p), op, .keyPath(f(q))) }
-            return .compare(f(p), op, rhs)
-        case .isIn(let p, let vs): return .isIn(f(p), vs)
-        case .between(let p, let a, let b): return .between(f(p), a, b)
-        case .string(let p, let op, let s, let c, let d): return .string(f(p), op, s, caseInsensitive: c, diacriticInsensitive: d)
-        case .isNil(let p): return .isNil(f(p))
-        case .any(let p, let inner): return .any(f(p), inner)
-        case .count(let p, let op, let n): return .count(f(p), op, n)
+    /// `ANY path op constant` for an ANY over a single comparison of a member's field, else `nil`.
+    static func quantified(_ path: KeyPathExpr, _ inner: PredicateNode) -> String? {
+        switch inner {
+        case .compare(let sub, _, .value), .string(let sub, _, _, _, _), .isIn(let sub, _):
+            return sub.isEmpty ? nil : "ANY " + leaf(inner, prefix: path)
+        default:
+            return nil
         }
     }
 }

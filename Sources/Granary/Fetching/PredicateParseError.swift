@@ -13,20 +13,33 @@ public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvert
     case invalidKeyPath(keyPath: String, entity: String, reason: String)
     /// A `MATCHES` pattern is not a valid regular expression.
     case invalidRegularExpression(pattern: String, reason: String)
+    /// The format string nests deeper than `PredicateNode.maximumDepth`: level `depth` (one more than
+    /// the limit) starts at `offset` characters from the start. Parentheses, NOT, AND, OR, ANY and
+    /// SUBQUERY each add a level.
+    case tooDeep(depth: Int, offset: Int)
+    /// A predicate built in code (a `PredicateNode`, `FetchPredicate` or `#Predicate`) nests `depth`
+    /// levels of NOT, AND, OR and ANY, deeper than `PredicateNode.maximumDepth`. For a `#Predicate`,
+    /// whose lowering stops counting past the limit, `depth` is the limit plus one.
+    case treeTooDeep(depth: Int)
 
     public var description: String {
         switch self {
         case .syntax(let message, let token, let offset):
             return token.isEmpty ? "\(message) at the end of the predicate (offset \(offset))"
-                : "\(message): unexpected '\(token)' at offset \(offset)"
+                : "\(message): unexpected '\(SafeDescription.of(token))' at offset \(offset)"
         case .argument(let message, let offset):
             return "\(message) (placeholder at offset \(offset))"
         case .unknownKey(let keyPath, let entity):
-            return "entity '\(entity)' has no field '\(keyPath)'"
+            return "entity '\(entity)' has no field '\(SafeDescription.of(keyPath))'"
         case .invalidKeyPath(let keyPath, let entity, let reason):
-            return "key path '\(keyPath)' of entity '\(entity)' \(reason)"
+            return "key path '\(SafeDescription.of(keyPath))' of entity '\(entity)' \(reason)"
         case .invalidRegularExpression(let pattern, let reason):
-            return "MATCHES pattern '\(pattern)' is not a valid regular expression: \(reason)"
+            return "MATCHES pattern '\(SafeDescription.of(pattern))' is not a valid regular expression: \(reason)"
+        case .tooDeep(let depth, let offset):
+            return "the predicate nests deeper than the \(PredicateNode.maximumDepth) levels allowed: level \(depth) starts at offset \(offset)"
+        case .treeTooDeep(let depth):
+            let levels = depth > PredicateNode.maximumDepth + 1 ? "\(depth)" : "more than \(PredicateNode.maximumDepth)"
+            return "the predicate nests \(levels) levels of NOT, AND, OR and ANY; at most \(PredicateNode.maximumDepth) are allowed"
         }
     }
 }

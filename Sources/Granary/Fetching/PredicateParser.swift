@@ -17,12 +17,13 @@ import GranaryStorage
 public enum PredicateParser {
     /// Parses a format string, substituting `arguments` for the placeholders in order.
     ///
-    /// - Throws: `PredicateParseError.syntax` naming the unexpected token and its character offset, or
-    ///   `PredicateParseError.argument` for a missing or unusable argument.
+    /// - Throws: `PredicateParseError.syntax` naming the unexpected token and its character offset,
+    ///   `PredicateParseError.argument` for a missing or unusable argument, or `.tooDeep` for a
+    ///   predicate nesting deeper than `PredicateNode.maximumDepth`.
     public static func parse(_ format: String, arguments: [Any?] = []) throws -> PredicateNode {
         var lexer = Lexer(format)
         var parser = Parser(tokens: try lexer.tokens(), arguments: arguments)
-        let node = try parser.predicate()
+        let node = try parser.predicate().node
         try parser.expectEnd()
         return node
     }
@@ -201,6 +202,8 @@ private struct Parser {
     var nextArgument = 0
     /// The variable of the innermost SUBQUERY, whose key paths must start with it.
     var scope: String?
+    /// How many parentheses and SUBQUERYs are open around the current token.
+    var openGroups = 0
 
     init(tokens: [Token], arguments: [Any?]) {
         self.tokens = tokens
@@ -234,58 +237,154 @@ private struct Parser {
 
     // MARK: Predicates
 
-    mutating func predicate() throws -> PredicateNode {
-        var terms = [try conjunction()]
-        while isKeyword("OR") || isSymbol("||") {
-            _ = advance()
-            terms.append(try conjunction())
-        }
-        return terms.count == 1 ? terms[0] : .or(terms)
+    /// A predicate and how many levels of NOT, AND, OR and ANY it nests (`PredicateNode.depth`),
+    /// counted as it is read so that no format string builds a tree that fetching refuses.
+    struct Nested {
+        var node: PredicateNode
+        var depth: Int
     }
 
-    mutating func conjunction() throws -> PredicateNode {
-        var terms = [try negation()]
-        while isKeyword("AND") || isSymbol("&&") {
-            _ = advance()
-            terms.append(try negation())
-        }
-        return terms.count == 1 ? terms[0] : .and(terms)
+    /// `node`, which nests `depth` levels, unless that is deeper than the limit.
+    func nested(_ node: PredicateNode, _ depth: Int, at token: Token) throws -> Nested {
+        guard depth <= PredicateNode.maximumDepth else { throw PredicateParseError.tooDeep(depth: depth, offset: token.offset) }
+        return Nested(node: node, depth: depth)
     }
 
-    mutating func negation() throws -> PredicateNode {
-        if isKeyword("NOT") || isSymbol("!") {
-            _ = advance()
-            return .not(try negation())
-        }
-        return try primary()
+    /// Opens a parenthesis or SUBQUERY at `token`, unless more than the limit are open.
+    mutating func open(_ token: Token) throws {
+        openGroups += 1
+        guard openGroups <= PredicateNode.maximumDepth else { throw PredicateParseError.tooDeep(depth: openGroups, offset: token.offset) }
     }
 
-    mutating func primary() throws -> PredicateNode {
-        if isSymbol("(") {
-            _ = advance()
-            let inner = try predicate()
-            try expectSymbol(")", "expected ')'")
-            return inner
+    /// A parenthesis or SUBQUERY being read: its terms so far, and what to do with it when it closes.
+    struct Group {
+        enum Opener {
+            /// The whole predicate.
+            case top
+            case parenthesis
+            /// `SUBQUERY(collection, $var, …)`, at `start`; `outerScope` is the variable around it.
+            case subquery(collection: KeyPathExpr, outerScope: String?, start: Token)
         }
-        if isKeyword("TRUEPREDICATE") { _ = advance(); return .true }
-        if isKeyword("FALSEPREDICATE") { _ = advance(); return .false }
-        for quantifier in ["ANY", "SOME", "ALL", "NONE"] where isKeyword(quantifier) {
-            _ = advance()
-            let start = current
-            guard case .keyPath(let path) = try expression(), path.count >= 2 else {
-                throw error("\(quantifier) needs a key path through a to-many relationship to an attribute, such as reports.age", at: start)
+        var opener: Opener
+        /// The positions of the NOTs before the opener, which apply to the group once it is closed.
+        var nots: Range<Int>
+        var disjuncts: [Nested] = []
+        var conjuncts: [Nested] = []
+        var firstAnd: Token?
+        var firstOr: Token?
+    }
+
+    /// The whole predicate: ORs of ANDs of operands, each operand any number of NOTs before a
+    /// condition, a parenthesized predicate or a SUBQUERY.
+    ///
+    /// One loop with a list of the open groups instead of recursive descent: a level of parentheses
+    /// or SUBQUERY costs a list element rather than several stack frames, so neither 100,000 `(` nor
+    /// a predicate at the depth limit can overflow the stack however small it is.
+    mutating func predicate() throws -> Nested {
+        var enclosing: [Group] = []
+        var group = Group(opener: .top, nots: 0..<0)
+        while true {
+            let firstNot = position
+            while isKeyword("NOT") || isSymbol("!") { _ = advance() }
+            let nots = firstNot..<position
+            if isSymbol("(") {
+                try open(advance())
+                enclosing.append(group)
+                group = Group(opener: .parenthesis, nots: nots)
+                continue
             }
-            let member = try comparison(lhs: .keyPath([path.last!]), lhsToken: start, quantified: true)
-            let collection = Array(path.dropLast())
-            switch quantifier {
-            case "ALL": return .not(.any(collection, .not(member)))
-            case "NONE": return .not(.any(collection, member))
-            default: return .any(collection, member)
+            if isKeyword("SUBQUERY") {
+                let start = current
+                try open(advance())
+                let (collection, variable) = try subqueryHead()
+                enclosing.append(group)
+                group = Group(opener: .subquery(collection: collection, outerScope: scope, start: start), nots: nots)
+                scope = variable
+                continue
+            }
+            var operand = try negated(try condition(), by: nots)
+            // Adds the operand to its group; where the group ends there, closes it, and its value is
+            // the next operand of the group around it.
+            while true {
+                group.conjuncts.append(operand)
+                if isKeyword("AND") || isSymbol("&&") {
+                    group.firstAnd = group.firstAnd ?? current
+                    _ = advance()
+                    break
+                }
+                group.disjuncts.append(try joined(group.conjuncts, isConjunction: true, at: group.firstAnd))
+                group.conjuncts = []
+                group.firstAnd = nil
+                if isKeyword("OR") || isSymbol("||") {
+                    group.firstOr = group.firstOr ?? current
+                    _ = advance()
+                    break
+                }
+                let value = try joined(group.disjuncts, isConjunction: false, at: group.firstOr)
+                switch group.opener {
+                case .top:
+                    return value
+                case .parenthesis:
+                    try expectSymbol(")", "expected ')'")
+                    operand = try negated(value, by: group.nots)
+                case .subquery(let collection, let outerScope, let start):
+                    scope = outerScope
+                    try subqueryTail()
+                    let node = try comparison(lhs: .subqueryCount(collection, value.node), lhsToken: start)
+                    // `.any(inner)`, or `.not(.any(inner))` for a count of 0.
+                    var depth = value.depth + 1
+                    if case .not = node { depth += 1 }
+                    operand = try negated(nested(node, depth, at: start), by: group.nots)
+                }
+                openGroups -= 1
+                group = enclosing.removeLast()
             }
         }
+    }
+
+    /// One term as it is, several joined by AND or OR (whose first operator token `token` is).
+    func joined(_ terms: [Nested], isConjunction: Bool, at token: Token?) throws -> Nested {
+        guard terms.count > 1, let token else { return terms[0] }
+        let nodes = terms.map(\.node)
+        return try nested(isConjunction ? .and(nodes) : .or(nodes), terms.map(\.depth).max()! + 1, at: token)
+    }
+
+    /// `operand` under the NOTs at `positions`, innermost first, so that an error names the NOT that
+    /// passes the limit.
+    func negated(_ operand: Nested, by positions: Range<Int>) throws -> Nested {
+        var result = operand
+        for i in positions.reversed() {
+            result = try nested(.not(result.node), result.depth + 1, at: tokens[i])
+        }
+        return result
+    }
+
+    /// A comparison, a quantified comparison, or a constant predicate.
+    mutating func condition() throws -> Nested {
+        if isKeyword("TRUEPREDICATE") { _ = advance(); return Nested(node: .true, depth: 0) }
+        if isKeyword("FALSEPREDICATE") { _ = advance(); return Nested(node: .false, depth: 0) }
+        for quantifier in ["ANY", "SOME", "ALL", "NONE"] where isKeyword(quantifier) { return try quantified(quantifier) }
         let start = current
-        let lhs = try expression()
-        return try comparison(lhs: lhs, lhsToken: start)
+        let node = try comparison(lhs: try expression(), lhsToken: start)
+        return Nested(node: node, depth: node.depth(cappedAt: 2))
+    }
+
+    /// `ANY`, `SOME`, `ALL` or `NONE` and a comparison of a to-many relationship's members.
+    mutating func quantified(_ quantifier: String) throws -> Nested {
+        _ = advance()
+        let start = current
+        guard case .keyPath(let path) = try expression(), path.count >= 2 else {
+            throw error("\(quantifier) needs a key path through a to-many relationship to an attribute, such as reports.age", at: start)
+        }
+        let member = try comparison(lhs: .keyPath([path.last!]), lhsToken: start, quantified: true)
+        let collection = Array(path.dropLast())
+        let node: PredicateNode
+        switch quantifier {
+        case "ALL": node = .not(.any(collection, .not(member)))
+        case "NONE": node = .not(.any(collection, member))
+        default: node = .any(collection, member)
+        }
+        return try nested(node, node.depth(cappedAt: PredicateNode.maximumDepth + 1), at: start)
     }
 
     /// The operator and right-hand side after `lhs`.
@@ -451,9 +550,7 @@ private struct Parser {
             var values: [Value] = []
             if !isSymbol("}") {
                 repeat {
-                    let elementToken = current
-                    guard case .constant(let v) = try expression() else { throw error("a list holds constants only", at: elementToken) }
-                    values.append(v)
+                    values.append(try constant(else: "a list holds constants only", allowingCast: true))
                 } while try consumeComma()
             }
             try expectSymbol("}", "expected ',' or '}' in a list")
@@ -461,9 +558,25 @@ private struct Parser {
         case .keyword("CAST"):
             return .constant(try cast())
         case .keyword("SUBQUERY"):
-            return try subquery()
+            throw error("SUBQUERY(…).@count must stand on the left of its comparison")
         default:
             throw error("expected a key path or a value")
+        }
+    }
+
+    /// A constant in a list or a CAST. Lists hold no lists and a CAST holds no CAST, so those are
+    /// refused before reading them: reading goes back through `expression` only for tokens that do
+    /// not nest, and 50,000 `{` are refused at the second instead of recursing 50,000 times.
+    mutating func constant(else message: String, allowingCast: Bool) throws -> Value {
+        let t = current
+        switch t.kind {
+        case .keyword("CAST") where allowingCast:
+            return try cast()
+        case .symbol("{"), .keyword("CAST"), .keyword("SUBQUERY"):
+            throw error(message)
+        default:
+            guard case .constant(let v) = try expression() else { throw error(message, at: t) }
+            return v
         }
     }
 
@@ -518,9 +631,8 @@ private struct Parser {
         return .keyPath(path)
     }
 
-    /// `SUBQUERY(collection, $var, predicate).@count`.
-    mutating func subquery() throws -> Expr {
-        _ = advance()
+    /// `(collection, $var,` after SUBQUERY: the collection and the variable.
+    mutating func subqueryHead() throws -> (collection: KeyPathExpr, variable: String) {
         try expectSymbol("(", "expected '(' after SUBQUERY")
         let collectionToken = current
         guard case .keyPath(let collection) = try keyPath(), !collection.isEmpty else {
@@ -530,15 +642,15 @@ private struct Parser {
         guard case .variable(let name) = current.kind else { throw error("expected a $variable") }
         _ = advance()
         try expectSymbol(",", "expected ',' after the SUBQUERY variable")
-        let outer = scope
-        scope = name
-        let inner = try predicate()
-        scope = outer
+        return (collection, name)
+    }
+
+    /// `).@count` after the predicate of a SUBQUERY.
+    mutating func subqueryTail() throws {
         try expectSymbol(")", "expected ')' to close SUBQUERY")
         try expectSymbol(".", "SUBQUERY must be followed by .@count")
         guard current.kind == .identifier("@count") else { throw error("SUBQUERY must be followed by .@count") }
         _ = advance()
-        return .subqueryCount(collection, inner)
     }
 
     /// `CAST(value, "Type")`.
@@ -546,12 +658,14 @@ private struct Parser {
         _ = advance()
         try expectSymbol("(", "expected '(' after CAST")
         let valueToken = current
-        guard case .constant(let v) = try expression() else { throw error("CAST needs a constant", at: valueToken) }
+        let v = try constant(else: "CAST needs a constant", allowingCast: false)
         try expectSymbol(",", "expected ',' in CAST")
         let typeToken = advance()
         guard case .string(let type) = typeToken.kind else { throw error("expected a type name string", at: typeToken) }
         try expectSymbol(")", "expected ')' to close CAST")
         switch (type, v) {
+        case ("NSDate", .string(let s)):
+            if let t = Double(s) { return .date(Date(timeIntervalSinceReferenceDate: t)) }
         case ("NSDate", _):
             guard let t = Self.double(v) else { break }
             return .date(Date(timeIntervalSinceReferenceDate: t))
@@ -586,7 +700,7 @@ private struct Parser {
 
     func describe(_ arg: Any?) -> String {
         guard let arg else { return "nil" }
-        return "\(arg) of type \(type(of: arg))"
+        return "\(SafeDescription.of(arg)) of type \(type(of: arg))"
     }
 
     func number(_ text: String, negative: Bool, token: Token) throws -> Value {

@@ -33,9 +33,16 @@ public struct RowEvaluator {
     /// Whether `row` satisfies the predicate.
     ///
     /// - Throws: `PredicateParseError.unknownKey` or `.invalidKeyPath` for a key path the schema does not
-    ///   allow, `.invalidRegularExpression` for a bad `MATCHES` pattern, and what `resolve` throws.
+    ///   allow, `.invalidRegularExpression` for a bad `MATCHES` pattern, `.treeTooDeep` for a predicate
+    ///   nesting deeper than `PredicateNode.maximumDepth` (plus the level a fetch adds joining its
+    ///   parts), and what `resolve` throws.
     public func matches(_ node: PredicateNode, row: Row) throws -> Bool {
-        try matches(node, row, schema)
+        do {
+            return try matches(node, row, schema, levelsLeft: PredicateNode.maximumJoinedDepth)
+        } catch PredicateParseError.treeTooDeep {
+            // Thrown where the walk stopped; the message names the depth of the whole predicate.
+            throw PredicateParseError.treeTooDeep(depth: node.depth)
+        }
     }
 
     /// The order of two rows under the sort keys, `.orderedSame` when every key ties.
@@ -62,18 +69,48 @@ public struct RowEvaluator {
 
     // MARK: Evaluation
 
-    private func matches(_ node: PredicateNode, _ row: Row, _ schema: FetchSchema) throws -> Bool {
+    /// The recursive part handles only the nodes with terms, in small functions, so that each level
+    /// costs the stack little; `levelsLeft` stops a tree built in code from recursing past the limit.
+    private func matches(_ node: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+        switch node {
+        case .and(let terms): return try all(terms, row, schema, levelsLeft: levelsLeft)
+        case .or(let terms): return try some(terms, row, schema, levelsLeft: levelsLeft)
+        case .not(let term): return try !negated(term, row, schema, levelsLeft: levelsLeft)
+        case .any(let path, let inner): return try someMember(path, inner, row, schema, levelsLeft: levelsLeft)
+        default: return try leafMatches(node, row, schema)
+        }
+    }
+
+    private func all(_ terms: [PredicateNode], _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+        guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
+        for term in terms where try !matches(term, row, schema, levelsLeft: levelsLeft - 1) { return false }
+        return true
+    }
+
+    private func some(_ terms: [PredicateNode], _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+        guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
+        for term in terms where try matches(term, row, schema, levelsLeft: levelsLeft - 1) { return true }
+        return false
+    }
+
+    private func negated(_ term: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+        guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
+        return try matches(term, row, schema, levelsLeft: levelsLeft - 1)
+    }
+
+    private func someMember(_ path: KeyPathExpr, _ inner: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+        guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
+        for (memberRow, memberSchema) in try members(path, row, schema)
+        where try matches(inner, memberRow, memberSchema, levelsLeft: levelsLeft - 1) {
+            return true
+        }
+        return false
+    }
+
+    private func leafMatches(_ node: PredicateNode, _ row: Row, _ schema: FetchSchema) throws -> Bool {
         switch node {
         case .true: return true
         case .false: return false
-        case .and(let terms):
-            for term in terms where try !matches(term, row, schema) { return false }
-            return true
-        case .or(let terms):
-            for term in terms where try matches(term, row, schema) { return true }
-            return false
-        case .not(let term):
-            return try !matches(term, row, schema)
         case .compare(let path, let op, let rhs):
             let (a, aKind) = try value(path, row, schema)
             let (b, bKind): (Value, FieldKind?)
@@ -94,14 +131,11 @@ public struct RowEvaluator {
             return try stringMatches(s, op, pattern, caseInsensitive: c, diacriticInsensitive: d)
         case .isNil(let path):
             return try value(path, row, schema).value.isNull
-        case .any(let path, let inner):
-            for (memberRow, memberSchema) in try members(path, row, schema) where try matches(inner, memberRow, memberSchema) {
-                return true
-            }
-            return false
         case .count(let path, let op, let n):
             let c = try count(path, row, schema)
             return op.holds(for: c < n ? .orderedAscending : c > n ? .orderedDescending : .orderedSame)
+        case .and, .or, .not, .any:
+            preconditionFailure("matches(_:_:_:levelsLeft:) evaluates the nodes with terms")
         }
     }
 
@@ -244,7 +278,7 @@ private final class RegexCache {
             compiled[key] = r
             return r
         } catch {
-            throw PredicateParseError.invalidRegularExpression(pattern: pattern, reason: "\(error)")
+            throw PredicateParseError.invalidRegularExpression(pattern: pattern, reason: SafeDescription.of(error))
         }
     }
 }

@@ -136,6 +136,7 @@ enum ValueOrder {
     private static func isNaNOrInvalid(_ v: Value, _ asDecimals: Bool) -> Bool {
         if asDecimals { return decimal(v) == nil }
         if case .double(let d) = v { return d.isNaN }
+        if case .date(let d) = v { return d.timeIntervalSinceReferenceDate.isNaN }
         return false
     }
 }

@@ -61,7 +61,7 @@ final class EntityPlan: Sendable {
             case (.attribute(let a), let p):
                 let fill: Value
                 do { fill = a.defaultValue == nil ? .null : try a.storageValue(for: a.defaultValue) } catch {
-                    throw MigrationError.invalidObject(entity: destination.name, key: 0, reason: "the default value of \(a.name) cannot be stored: \(error)")
+                    throw MigrationError.invalidObject(entity: destination.name, key: 0, reason: "the default value of \(a.name) cannot be stored: \(SafeDescription.of(error))")
                 }
                 if case .attribute(let old)? = p, let from, old.type == a.type || InferredMapping.isWidening(from: old.type, to: a.type) {
                     moves.append(Move(column: column, source: from, conversion: fill == .null ? .copy : .fillingNull, fill: fill))
@@ -124,7 +124,7 @@ final class EntityPlan: Sendable {
                 do {
                     if let v = try attribute.swiftValue(from: value(column)) { values[attribute.name] = v }
                 } catch {
-                    throw MigrationError.invalidObject(entity: entity, key: key, reason: "\(error)")
+                    throw MigrationError.invalidObject(entity: entity, key: key, reason: SafeDescription.of(error))
                 }
             }
             return values
@@ -132,14 +132,14 @@ final class EntityPlan: Sendable {
         let old = MigrationObject(entity: source, key: key, values: try decode(sourceAttributes, { row[$0] }, entity: source.name))
         var new = MigrationObject(entity: destination, key: key, values: try decode(destinationAttributes, { mapped[$0] }, entity: destination.name))
         do { try transform(old, &new) } catch {
-            throw MigrationError.transformFailed(entity: source.name, key: key, underlying: "\(error)")
+            throw MigrationError.transformFailed(entity: source.name, key: key, underlying: SafeDescription.of(error))
         }
         if new.isDiscarded { return nil }
         var out = mapped
         for (attribute, column) in destinationAttributes {
             let value = new.values[attribute.name]
             do { out[column] = try attribute.storageValue(for: value) } catch {
-                throw MigrationError.invalidObject(entity: destination.name, key: key, reason: "\(error)")
+                throw MigrationError.invalidObject(entity: destination.name, key: key, reason: SafeDescription.of(error))
             }
             if out[column].isNull && !attribute.isOptional {
                 throw MigrationError.invalidObject(entity: destination.name, key: key, reason: "required attribute \(attribute.name) has no value")

@@ -194,7 +194,7 @@ struct MigrationRunner {
                 } catch let error as StorageError {
                     var entity = name
                     if case .int(let code) = row[StorageMapping.entityColumn], let known = table?.entityName(forCode: code) { entity = known }
-                    throw MigrationError.invalidObject(entity: entity, key: key, reason: "\(error)")
+                    throw MigrationError.invalidObject(entity: entity, key: key, reason: SafeDescription.of(error))
                 }
             }
         }

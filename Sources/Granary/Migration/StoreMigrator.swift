@@ -137,7 +137,7 @@ public struct StoreMigrator: Sendable {
         } catch let error as StorageError {
             throw .storage(error)
         } catch {
-            throw .storage(.invalidArgument("\(error)"))
+            throw .storage(.invalidArgument(SafeDescription.of(error)))
         }
     }
 

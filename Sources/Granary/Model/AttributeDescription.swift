@@ -191,8 +191,8 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     }
 
     private func display(_ value: Any) -> String {
-        if let date = value as? Date { return date.formatted(.iso8601) }
-        return String(describing: value)
+        if let date = value as? Date { return SafeDescription.iso8601(date) }
+        return SafeDescription.of(value)
     }
 
     private func failure(_ reason: ValidationError.Reason) -> ValidationError {

@@ -201,7 +201,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
                 guard let bytes = try codec.encode(value) else { return nil }
                 return .bytes(bytes)
             } catch {
-                throw .transformFailed(attribute: nil, typeName: name, reason: String(describing: error))
+                throw .transformFailed(attribute: nil, typeName: name, reason: SafeDescription.of(error))
             }
         }
     }
@@ -218,7 +218,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     }
 
     private func outOfRange(_ value: Any) -> ValueConversionError {
-        .outOfRange(attribute: nil, type: self, value: String(describing: value))
+        .outOfRange(attribute: nil, type: self, value: SafeDescription.of(value))
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")
@@ -266,12 +266,12 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
             do {
                 return try codec.decode(b)
             } catch {
-                throw .transformFailed(attribute: nil, typeName: name, reason: String(describing: error))
+                throw .transformFailed(attribute: nil, typeName: name, reason: SafeDescription.of(error))
             }
         default:
             break
         }
-        throw .unexpectedStorageValue(attribute: nil, type: self, value: value.description)
+        throw .unexpectedStorageValue(attribute: nil, type: self, value: SafeDescription.of(value))
     }
 }
 

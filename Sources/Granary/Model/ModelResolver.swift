@@ -166,7 +166,7 @@ struct ModelResolver {
             do {
                 _ = try NSRegularExpression(pattern: pattern)
             } catch {
-                throw .invalidRegex(entity: entity, attribute: attribute.name, pattern: pattern, reason: "\(error)")
+                throw .invalidRegex(entity: entity, attribute: attribute.name, pattern: pattern, reason: SafeDescription.of(error))
             }
         case .custom:
             break

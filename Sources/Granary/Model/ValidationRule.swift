@@ -61,7 +61,7 @@ public enum ValidationBound: Sendable, Hashable, CustomStringConvertible, Expres
         case .integer(let i): return String(i)
         case .double(let d): return String(d)
         case .decimal(let d): return d.description
-        case .date(let d): return d.formatted(.iso8601)
+        case .date(let d): return SafeDescription.iso8601(d)
         }
     }
 
@@ -78,13 +78,18 @@ public enum ValidationBound: Sendable, Hashable, CustomStringConvertible, Expres
             guard let d = Self.double(value) else { return nil }
             return Self.order(d, Double(bound))
         case .double(let bound):
-            if let d = value as? Decimal { return Self.order(d, Decimal(bound)) }
+            if let d = value as? Decimal {
+                // `Decimal(_:)` traps on an infinite double; NaN compares as `order` has it, neither below nor equal.
+                guard bound.isFinite else { return bound == .infinity ? .orderedAscending : .orderedDescending }
+                return Self.order(d, Decimal(bound))
+            }
             guard let d = Self.double(value) else { return nil }
             return Self.order(d, bound)
         case .decimal(let bound):
             if let d = value as? Decimal { return Self.order(d, bound) }
             if let i = value as? any BinaryInteger, let wide = Int64(exactly: i) { return Self.order(Decimal(wide), bound) }
             guard let d = Self.double(value) else { return nil }
+            guard d.isFinite else { return d == -.infinity ? .orderedAscending : .orderedDescending }
             return Self.order(Decimal(d), bound)
         }
     }

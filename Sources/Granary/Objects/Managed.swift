@@ -74,7 +74,7 @@ public struct Managed<Value>: ManagedStorage {
         // A required property that was never set reads as its type's zero value; `save()` reports
         // it as missing. Never a crash for data the program did not control.
         if let zero = ManagedValueCoercion.coerce(KeyPathProbe.zero(for: object.layout.kinds[i]), to: Value.self) { return zero }
-        preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(String(describing: raw ?? "nil")), which is not a \(Value.self)")
+        preconditionFailure("\(object.entity.name).\(object.layout.names[i]) holds \(SafeDescription.of(raw)), which is not a \(Value.self)")
     }
 
     /// The property behind the wrapper: found once per class by marking the storage and finding the

@@ -157,7 +157,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             do {
                 canonical = try a.type.swiftValue(from: a.storageValue(for: value))
             } catch {
-                throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: String(describing: value ?? "nil"),
+                throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: SafeDescription.of(value),
                                                   reason: "\(error)")
             }
             setRaw(canonical, at: i)
@@ -168,7 +168,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             } else if ManagedValueCoercion.unwrap(value) == nil || value is NSNull {
                 target = nil
             } else {
-                throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: String(describing: value!),
+                throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: SafeDescription.of(value),
                                                   reason: "expected a managed object or nil")
             }
             try setToOne(target, at: i)
@@ -185,7 +185,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
                 if let sequence = value as? any Sequence, let typed = Array(sequence) as? [ManagedObject] {
                     objects = typed
                 } else {
-                    throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: String(describing: value!),
+                    throw ContextError.wrongValueType(entity: entity.name, key: layout.names[i], value: SafeDescription.of(value),
                                                       reason: "expected a set or array of managed objects")
                 }
             }

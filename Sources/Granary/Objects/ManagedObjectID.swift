@@ -145,7 +145,7 @@ public enum ObjectIDError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .malformedURI(let uri, let reason): return "'\(uri.absoluteString)' is not a Granary object URI: \(reason)"
+        case .malformedURI(let uri, let reason): return "'\(SafeDescription.of(uri.absoluteString))' is not a Granary object URI: \(reason)"
         }
     }
 }

@@ -152,7 +152,7 @@ struct BatchSelection {
     var objectType: ManagedObject.Type?
     var filter: PredicateNode?
     /// Lowers the typed predicate for the entity; `nil` when there is one but it has no translation.
-    var lowerPredicate: ((EntityDescription, ManagedObjectModel) -> PredicateNode?)?
+    var lowerPredicate: ((EntityDescription, ManagedObjectModel) throws(PredicateParseError) -> PredicateNode?)?
     var includesSubentities = true
     var sortKeys: [SortKey] = []
     /// Lowers sort descriptors; `nil` when one has no translation.
@@ -169,8 +169,8 @@ struct BatchSelection {
 
     mutating func setPredicate<T: ManagedObject>(_ predicate: Predicate<T>?) {
         guard let predicate else { return }
-        lowerPredicate = { entity, model in
-            PredicateNode.lower(predicate) { KeyPathProbe.components(of: $0, entity: entity, model: model) }
+        lowerPredicate = { entity, model throws(PredicateParseError) in
+            try PredicateNode.lowering(predicate) { KeyPathProbe.components(of: $0, entity: entity, model: model) }
         }
     }
 
@@ -188,13 +188,16 @@ struct BatchSelection {
         }
         var terms: [PredicateNode] = []
         if let lowerPredicate {
-            guard let node = lowerPredicate(entity, model) else {
+            guard let node = try lowerPredicate(entity, model) else {
                 throw ContextError.invalidRequest(entity: entity.name,
                                                   reason: "the #Predicate has no store translation; batch requests cannot evaluate it on objects")
             }
             terms.append(node)
         }
-        if let filter { terms.append(filter) }
+        if let filter {
+            try filter.checkDepth()
+            terms.append(filter)
+        }
         var sort = sortKeys
         if let lowerSort {
             guard let lowered = lowerSort(entity, model) else {
@@ -341,13 +344,13 @@ extension PersistentStoreCoordinator {
     ///   value of the wrong type, or nil for a required attribute.
     static func batchValue(_ value: Any, forKey key: String, of entity: EntityDescription) throws -> Any? {
         guard let property = entity.propertiesByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
-        let shown = String(describing: value)
         guard let attribute = property.attribute else {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown,
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
                                               reason: "batch requests set attributes only; set relationships on managed objects")
         }
         if attribute.isTransient {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown, reason: "the attribute is transient, so it is not stored")
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
+                                              reason: "the attribute is transient, so it is not stored")
         }
         do {
             let stored = try attribute.storageValue(for: value is NSNull ? nil : value)
@@ -356,7 +359,7 @@ extension PersistentStoreCoordinator {
             }
             return try attribute.type.swiftValue(from: stored)
         } catch let error as ValueConversionError {
-            throw ContextError.wrongValueType(entity: entity.name, key: key, value: shown, reason: error.description)
+            throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value), reason: error.description)
         }
     }
 }

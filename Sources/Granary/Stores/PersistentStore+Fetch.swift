@@ -76,7 +76,7 @@ extension PersistentStore {
 
     func plan(_ fetch: StoreFetch) throws -> FetchPlan {
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        return FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        return try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
     }
 
     /// Runs a fetch and returns the matching records in order, with the statistics of how; on
@@ -84,7 +84,7 @@ extension PersistentStore {
     func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics, in snapshot: Snapshot? = nil) throws -> [ObjectRecord] {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        let plan = FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        let plan = try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
         statistics.lastFetchPlan = plan
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName

@@ -63,7 +63,7 @@ extension PersistentStore {
                 do { row[step.column] = try type.storageValue(for: values[i]) } catch {
                     // The attribute's own conversion names it in the error; only this rare path needs it.
                     guard case .attribute(let a) = layout.kinds[i] else { throw error }
-                    throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: String(describing: values[i] ?? "nil"),
+                    throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: SafeDescription.of(values[i]),
                                                       reason: "\(error.naming(a.qualifiedName))")
                 }
             case .toOne:
@@ -288,7 +288,7 @@ struct RecordDecoder {
             default: break
             }
             do { values[step.index] = try type.swiftValue(from: stored) } catch {
-                throw ContextError.wrongValueType(entity: codec.entity.name, key: codec.layout.names[step.index], value: "\(stored)",
+                throw ContextError.wrongValueType(entity: codec.entity.name, key: codec.layout.names[step.index], value: SafeDescription.of(stored),
                                                   reason: "stored value: \(error)")
             }
         case .toOne:

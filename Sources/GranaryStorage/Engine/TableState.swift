@@ -120,7 +120,7 @@ struct TableState: Sendable {
                 continue
             }
             if column.type != .any && column.type != type {
-                throw StorageError.typeMismatch(table: name, column: column.name, expected: column.type, value: "\(type) \(value)")
+                throw StorageError.typeMismatch(table: name, column: column.name, expected: column.type, value: "\(type) \(SafeDescription.of(value))")
             }
         }
     }
@@ -208,7 +208,7 @@ struct TableState: Sendable {
     }
 
     static func describe(_ row: Row, _ positions: [Int]) -> String {
-        positions.count == 1 ? row[positions[0]].description : "(" + positions.map { row[$0].description }.joined(separator: ", ") + ")"
+        positions.count == 1 ? SafeDescription.of(row[positions[0]]) : "(" + positions.map { SafeDescription.of(row[$0]) }.joined(separator: ", ") + ")"
     }
 
     /// One index entry to remove and one to add when a row changes.

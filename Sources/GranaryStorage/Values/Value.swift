@@ -48,7 +48,7 @@ extension Value: CustomStringConvertible {
         case .double(let d): return String(d)
         case .string(let s): return "\"\(s)\""
         case .bytes(let b): return "<\(b.count) bytes>"
-        case .date(let d): return d.formatted(.iso8601)
+        case .date(let d): return SafeDescription.iso8601(d)
         case .uuid(let u): return u.uuidString
         case .reference(let r): return r.description
         case .references(let rs): return "[" + rs.map(\.description).joined(separator: ", ") + "]"

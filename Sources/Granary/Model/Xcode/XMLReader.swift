@@ -104,7 +104,7 @@ struct XMLReader {
             let value = try attributeValue()
             if name == "encoding", !["utf-8", "utf8"].contains(value.lowercased()) {
                 throw SyntaxError(
-                    line: nameLine, column: nameColumn, reason: "the XML declaration names encoding \(value); only UTF-8 is read")
+                    line: nameLine, column: nameColumn, reason: "the XML declaration names encoding \(SafeDescription.of(value)); only UTF-8 is read")
             }
         }
     }
@@ -164,6 +164,7 @@ struct XMLReader {
                 } else if hasPrefix("<!--") {
                     try comment()
                 } else if hasPrefix("<![CDATA[") {
+                    try checkInsideElement(open, "a CDATA section")
                     let text = try cdata()
                     open[open.count - 1].text += text
                 } else if hasPrefix("<?") {
@@ -183,9 +184,11 @@ struct XMLReader {
                     }
                 }
             } else if byte == UInt8(ascii: "&") {
+                try checkInsideElement(open, "a reference")
                 let text = try reference()
                 open[open.count - 1].text += text
             } else {
+                try checkInsideElement(open, "text")
                 let start = index
                 while let b = peek(), b != UInt8(ascii: "<"), b != UInt8(ascii: "&") {
                     if b == UInt8(ascii: ">") && index >= 2 && bytes[index - 2] == UInt8(ascii: "]")
@@ -200,12 +203,21 @@ struct XMLReader {
         }
     }
 
+    /// Throws unless an element is open to hold `what`. Only the first step of `elementTree` can find
+    /// none (the root's start tag comes later, or a CDATA section comes first), and appending to the
+    /// innermost open element there used to index an empty array.
+    private func checkInsideElement(_ open: [Element], _ what: String) throws(SyntaxError) {
+        if open.isEmpty { throw error("\(what) may appear only inside the root element") }
+    }
+
     /// A start tag; `isEmpty` for `<name …/>`.
     private mutating func startTag() throws(SyntaxError) -> (Element, isEmpty: Bool) {
         let startLine = line
         index += 1
         let name = try xmlName()
         var attributes: [Attribute] = []
+        // Names seen, so that a tag with many attributes is not checked for duplicates pair by pair.
+        var attributeNames: Set<String> = []
         while true {
             let hadSpace = skipSpace()
             if hasPrefix("/>") {
@@ -224,7 +236,7 @@ struct XMLReader {
             try expect(UInt8(ascii: "="), "'=' after attribute '\(attributeName)' of <\(name)>")
             skipSpace()
             let value = try attributeValue()
-            if attributes.contains(where: { $0.name == attributeName }) {
+            guard attributeNames.insert(attributeName).inserted else {
                 throw SyntaxError(
                     line: nameLine, column: nameColumn, reason: "attribute '\(attributeName)' appears twice in <\(name)>")
             }
@@ -290,14 +302,13 @@ struct XMLReader {
         case "apos": return "'"
         default:
             guard body.hasPrefix("#") else { throw invalid("unknown entity &\(body);") }
-            let digits = body.dropFirst()
-            let code: UInt32?
-            if digits.hasPrefix("x") {
-                code = digits.count > 1 ? UInt32(digits.dropFirst(), radix: 16) : nil
-            } else {
-                code = digits.isEmpty ? nil : UInt32(digits, radix: 10)
-            }
-            guard let code, code != 0, let scalar = Unicode.Scalar(code) else {
+            var digits = body.dropFirst()
+            let radix = digits.first == "x" ? 16 : 10
+            if radix == 16 { digits = digits.dropFirst() }
+            // Digits only: `UInt32(_:radix:)` alone would also take a sign.
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isHexDigit && (radix == 16 || $0.isWholeNumber) }),
+                let code = UInt32(digits, radix: radix), let scalar = Unicode.Scalar(code), Self.isXMLCharacter(scalar)
+            else {
                 throw invalid("&\(body); is not a valid character reference")
             }
             return String(Character(scalar))
@@ -354,6 +365,8 @@ struct XMLReader {
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 advance()
                 while let inner = peek(), inner != byte { advance() }
+                // The file may end inside the quoted string; the check below reports it.
+                guard peek() != nil else { break }
             }
             advance()
         }
@@ -374,6 +387,15 @@ struct XMLReader {
             case .emptyInput: return nil
             case .error: return offset
             }
+        }
+    }
+
+    /// Whether XML 1.0 allows the character in a document (its `Char` production): a reference to
+    /// anything else, such as `&#1;` or `&#xFFFE;`, is not well-formed.
+    private static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
+        default: return false
         }
     }
 

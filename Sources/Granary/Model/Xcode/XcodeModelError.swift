@@ -97,7 +97,7 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
         case .missingAttribute(_, let attribute):
             return prefix + "missing attribute '\(attribute)'"
         case .invalidValue(_, let attribute, let value, let reason):
-            return prefix + "\(attribute)=\"\(value)\": \(reason)"
+            return prefix + "\(attribute)=\"\(SafeDescription.of(value))\": \(reason)"
         case .unsupported(_, let feature, let reason):
             return prefix + "\(feature) not supported: \(reason)"
         case .missingInverse(_, let entity, let relationship):
