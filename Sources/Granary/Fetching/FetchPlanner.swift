@@ -94,6 +94,7 @@ public enum FetchPlanner {
     ///   - sort: the requested order, most significant first.
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
+    ///   - schema: the fetched entity's fields and the indexes of its table.
     public static func plan(predicate: PredicateNode?, sort: [SortKey], limit: Int?, offset: Int, schema: FetchSchema) -> FetchPlan {
         // A simplified predicate is already flat; only the entity filter needs joining to it.
         var combined = predicate?.simplified ?? .true
