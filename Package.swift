@@ -62,6 +62,12 @@ let package = Package(
             name: "GranaryStackTests",
             dependencies: ["GranaryStack", "Granary"]
         ),
+        // The code shown in the documentation catalogs and the README, compiled and run; a test checks that
+        // every Swift block there is a region of these files, word for word (see README, "Layout").
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: ["GranaryStorage", "Granary", "GranaryStack"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
