@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-/// The Swift code in the README and in the documentation catalogs is code these tests compile and run.
+/// The Swift code in the README and in the documentation catalogs is code these tests compile and run
+/// (one region, GranaryStack's one-line start, is compiled only: run as written it would create a store
+/// in the user's data directory).
 ///
 /// In `README.md` and in every article of `Sources/*/Documentation.docc`, each Swift code block follows
 /// a marker line:
