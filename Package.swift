@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // `swift package generate-documentation` for `make docs`; a plugin only, nothing it brings is linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -59,6 +61,12 @@ let package = Package(
         .testTarget(
             name: "GranaryStackTests",
             dependencies: ["GranaryStack", "Granary"]
+        ),
+        // The code shown in the documentation catalogs and the README, compiled and run; a test checks that
+        // every Swift block there is a region of these files, word for word (see README, "Layout").
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: ["GranaryStorage", "Granary", "GranaryStack"]
         ),
     ],
     swiftLanguageModes: [.v6]

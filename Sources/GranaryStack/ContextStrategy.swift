@@ -4,9 +4,9 @@ import Granary
 /// How a `PersistentContainer` lays out its contexts: where the view context sits, where background
 /// contexts attach, and how saves travel between them and the store.
 ///
-/// Four strategies are built in (`.direct`, `.independent`, `.nested`, `.mixed`; see the README for
-/// which to pick). Write your own by returning a `StackContexts` that builds the contexts and wires
-/// their merging:
+/// Four strategies are built in (`.direct`, `.independent`, `.nested`, `.mixed`; see
+/// <doc:ChoosingAContextStrategy> for which to pick). Write your own by returning a `StackContexts`
+/// that builds the contexts and wires their merging:
 ///
 /// ```swift
 /// struct ReadOnlyViewStrategy: ContextStrategy {

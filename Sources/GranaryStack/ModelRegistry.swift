@@ -5,8 +5,8 @@ import Synchronization
 /// Models by name, so a stack can be started with a name alone (`PersistentContainer(name: "Notes",
 /// strategy: .direct)`), as Core Data's containers load a compiled model by name.
 ///
-/// Linux has no compiled model bundles; register each model once at start-up, built in code or
-/// lazily. (Loading Xcode model files is planned: issue 6.)
+/// Linux has no compiled model bundles; register each model once at start-up, built in code, read
+/// from an Xcode model file with `ManagedObjectModel(contentsOf:classes:)`, or made lazily.
 ///
 /// ```swift
 /// ModelRegistry.shared.register(named: "Notes") { try NotesModel.make() }

@@ -15,7 +15,7 @@ import Granary
 ///
 /// The strategy decides where contexts sit and how saves reach the store and the view context:
 /// `.direct` (the default), `.independent`, `.nested`, `.mixed`, or your own (see `ContextStrategy` and
-/// the README). Without other instructions `start()` opens one durable store at
+/// <doc:ChoosingAContextStrategy>). Without other instructions `start()` opens one durable store at
 /// `<storeDirectory>/<name>.granary`, where `storeDirectory` is the per-user data directory
 /// (`$XDG_DATA_HOME/<name>` or `~/.local/share/<name>`) unless `StackOptions.storeDirectory` says
 /// otherwise.

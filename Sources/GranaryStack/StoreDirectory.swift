@@ -7,8 +7,10 @@ import Foundation
 /// per-user place that backup tools know about.
 public enum StoreDirectory {
     /// The default directory for a stack named `name`.
-    /// - Parameter environment: The process environment (a parameter so tests and tools can pass
-    ///   their own).
+    /// - Parameters:
+    ///   - name: The stack's name, which names its directory.
+    ///   - environment: The process environment (a parameter so tests and tools can pass
+    ///     their own).
     public static func defaultURL(for name: String,
                                   environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let base: URL

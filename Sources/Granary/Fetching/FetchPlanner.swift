@@ -95,6 +95,7 @@ public enum FetchPlanner {
     ///   - sort: the requested order, most significant first.
     ///   - limit: the maximum number of results, if any.
     ///   - offset: the number of leading results to skip.
+    ///   - schema: the fetched entity's fields and the indexes of its table.
     /// - Throws: `PredicateParseError.treeTooDeep` for a predicate nesting deeper than
     ///   `PredicateNode.maximumDepth` (plus the one level a fetch adds joining its parts), which
     ///   planning would walk recursively.

@@ -15,8 +15,10 @@ public enum KeyPathNames {
 
     /// The property names in a key path description such as `\Employee.manager?.name?`.
     ///
-    /// - Parameter rootTypeName: the root type as the description spells it; when `nil`, the root is
-    ///   everything up to the first `.` outside angle brackets, which misreads nested type names.
+    /// - Parameters:
+    ///   - description: A key path as Swift prints it (`String(describing: keyPath)`).
+    ///   - rootTypeName: the root type as the description spells it; when `nil`, the root is
+    ///     everything up to the first `.` outside angle brackets, which misreads nested type names.
     public static func components(fromDescription description: String, rootTypeName: String? = nil) -> [String]? {
         guard description.hasPrefix("\\") else { return nil }
         var rest = Substring(description.dropFirst())

@@ -17,8 +17,10 @@ extension PredicateNode {
     /// over `ClosedRange` (BETWEEN) and `Range` (`>=` and `<`); a `Bool` key path or constant standing alone.
     /// On Darwin also `StringLocalizedStandardContains` (CONTAINS[cd]), which Linux's Foundation lacks.
     ///
-    /// - Parameter keyPathName: the field names of a key path of the model (`\Employee.manager` →
-    ///   `["manager"]`), or `nil` for a key path that is not one; `KeyPathNames.components(of:)` by default.
+    /// - Parameters:
+    ///   - predicate: The Foundation predicate to translate.
+    ///   - keyPathName: the field names of a key path of the model (`\Employee.manager` →
+    ///     `["manager"]`), or `nil` for a key path that is not one; `KeyPathNames.components(of:)` by default.
     ///
     /// Also `nil` for a predicate whose expressions nest deeper than `maximumDepth`, or whose
     /// translation would; fetches refuse those with `PredicateParseError.treeTooDeep` instead of

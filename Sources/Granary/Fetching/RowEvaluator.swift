@@ -22,9 +22,11 @@ public struct RowEvaluator {
 
     /// An evaluator for rows of `schema`'s entity.
     ///
-    /// - Parameter resolve: the row a reference points at and the schema of its entity, given the
-    ///   relationship's destination entity name; `nil` when the row does not exist. Needed only for key
-    ///   paths through relationships.
+    /// - Parameters:
+    ///   - schema: The fields of the entity whose rows are evaluated.
+    ///   - resolve: the row a reference points at and the schema of its entity, given the
+    ///     relationship's destination entity name; `nil` when the row does not exist. Needed only for key
+    ///     paths through relationships.
     public init(schema: FetchSchema, resolve: @escaping (String, RowReference) throws -> (Row, FetchSchema)? = { _, _ in nil }) {
         self.schema = schema
         self.resolve = resolve

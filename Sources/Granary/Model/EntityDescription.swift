@@ -14,12 +14,17 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     /// An entity description for a model built at run time.
     ///
     /// - Parameters:
+    ///   - name: The entity's name, unique in its model.
     ///   - objectType: The class that represents the entity's objects. Any class is accepted here; the
     ///     object layer checks that it is a managed object class when it instantiates one.
+    ///   - isAbstract: Whether the entity has no objects of its own, only sub-entities' objects.
     ///   - superentityName: The entity this one inherits from; the model resolves it by name.
     ///   - properties: Attributes and relationships in declared order.
     ///   - uniquenessConstraints: Property lists whose combined values must be unique among objects of
     ///     this entity (and its sub-entities).
+    ///   - indexes: Fetch indexes over the entity's attributes.
+    ///   - renamingIdentifier: The entity's name in an earlier model version, or an identifier both versions
+    ///     carry, so that migration renames the entity instead of dropping one and adding another.
     public init(
         name: String,
         objectType: (any AnyObject.Type)? = nil,

@@ -28,6 +28,8 @@ public final class StoreRewrite {
     /// Pass the ID of a source table to keep it, so that references to its rows stay valid without
     /// rewriting; a new ID is assigned otherwise. IDs are never reused for other tables later.
     /// - Parameters:
+    ///   - schema: The table's name, columns and indexes in the new content.
+    ///   - id: The ID of a source table to keep, or `nil` for a new one.
     ///   - nextKey: The least key the table will hand out; raised past every appended key.
     /// - Throws: `StorageError.tableExists` for a name or ID already added; `.invalidArgument` for an ID
     ///   the source store never assigned, or an index naming unknown columns or a to-many column.
