@@ -99,11 +99,15 @@ public final class ImportingContainer: PersistentStack {
         self.observers = observers
     }
 
-    /// A container for the model registered under the container's name (see `ModelRegistry`).
-    /// - Throws: `StackError.unknownModel`; a model factory's error.
+    /// A container for the model named like it: the one registered under the name in `models`, or
+    /// else a `<name>.xcdatamodeld` or `<name>.xcdatamodel` shipped with the app (see
+    /// `PersistentContainer.init(name:)` for where it is looked for).
+    /// - Throws: `StackError.modelNotFound` naming the registered models and the directories searched;
+    ///   `.modelUnreadable` when a model factory throws or the model file cannot be read.
     public convenience init(name: String, isViewContextReadOnly: Bool = false, options: StackOptions = StackOptions(),
-                            models: ModelRegistry = .shared) throws {
-        try self.init(name: name, model: models.model(named: name), isViewContextReadOnly: isViewContextReadOnly, options: options)
+                            models: ModelRegistry = .shared) throws(StackError) {
+        let model = try ModelSearch(registry: models).model(named: name)
+        self.init(name: name, model: model, isViewContextReadOnly: isViewContextReadOnly, options: options)
     }
 
     /// Whether importer saves are merged into the view context (the smart merge); `true` by default.
@@ -122,7 +126,7 @@ public final class ImportingContainer: PersistentStack {
     /// - Throws: `StackError.alreadyStarted`, `.attachFailed`.
     @discardableResult
     public func start() throws(StackError) -> Self {
-        try attachments.start(defaults: [StoreConfiguration()])
+        try attachments.start(defaults: attachments.requests([StoreConfiguration()], in: nil))
         return self
     }
 

@@ -6,7 +6,8 @@ import Granary
 public enum StackError: Error, CustomStringConvertible {
     /// A fetch or save reached the stores before `start()`.
     case notStarted(container: String, entity: String)
-    /// `start()` was called on a stack that is already running.
+    /// `start()` or `loadPersistentStores` was called on a stack that is already running (its stores
+    /// were loaded once already).
     case alreadyStarted(container: String)
     /// The store holding the entity (or the object) was detached; `configuration` is `nil` for the
     /// model's default configuration.
@@ -23,8 +24,17 @@ public enum StackError: Error, CustomStringConvertible {
     case notAttached(container: String, store: String)
     /// Detaching (closing the store's files) failed.
     case detachFailed(container: String, store: String, underlying: any Error)
-    /// No model is registered under this name.
+    /// No model is registered under this name (what a `ModelRegistry` throws).
     case unknownModel(name: String, registered: [String])
+    /// A container made from a name alone found no model by that name: none registered, no model file
+    /// in any of the directories searched.
+    case modelNotFound(name: String, registered: [String], searched: [URL])
+    /// A model was found by name but could not be made: a registered factory threw, or the model file
+    /// at `source` is not a model Granary can read.
+    case modelUnreadable(name: String, source: String, underlying: any Error)
+    /// A store description asks for something Granary does not do yet (persistent history tracking,
+    /// remote-change notifications); loading that store fails instead of ignoring the option.
+    case unsupportedOption(container: String, url: URL?, key: String, reason: String)
     /// A save the stack ran in the background (a root context writing its children's saves to the
     /// store, a view context saving an editor's changes) failed; the changes stay where they were.
     case backgroundSaveFailed(container: String, context: String, underlying: any Error)
@@ -35,7 +45,7 @@ public enum StackError: Error, CustomStringConvertible {
         case .notStarted(let container, let entity):
             return "container '\(container)' has not been started: call start() before fetching or saving '\(entity)'"
         case .alreadyStarted(let container):
-            return "container '\(container)' is already started"
+            return "container '\(container)' is already started: its stores were loaded by start() or loadPersistentStores before"
         case .storeDetached(let container, let configuration, let url, let entity):
             return "the store of \(Self.name(configuration)) (\(Self.place(url))) holding '\(entity)' was detached from container '\(container)'"
         case .noStoreForEntity(let container, let entity, let attached):
@@ -55,6 +65,14 @@ public enum StackError: Error, CustomStringConvertible {
         case .unknownModel(let name, let registered):
             let list = registered.isEmpty ? "none" : registered.sorted().joined(separator: ", ")
             return "no model is registered under the name '\(name)' (registered: \(list)); register it with ModelRegistry.shared.register(_:named:)"
+        case .modelNotFound(let name, let registered, let searched):
+            let list = registered.isEmpty ? "none" : registered.sorted().joined(separator: ", ")
+            let places = searched.isEmpty ? "no directory" : searched.map(\.path).joined(separator: ", ")
+            return "no model named '\(name)': none is registered under that name (registered: \(list)), and no \(name).xcdatamodeld or \(name).xcdatamodel is in \(places); register it with ModelRegistry.shared or ship the model file beside the executable"
+        case .modelUnreadable(let name, let source, let underlying):
+            return "the model '\(name)' from \(source) could not be made: \(underlying)"
+        case .unsupportedOption(let container, let url, let key, let reason):
+            return "container '\(container)' cannot load the store at \(Self.place(url)): option \(key) is set, but \(reason)"
         case .backgroundSaveFailed(let container, let context, let underlying):
             return "container '\(container)': the background save of \(context) failed: \(underlying)"
         }

@@ -60,12 +60,23 @@ final class StoreAttachments: @unchecked Sendable {
     /// Opens the stores of `configurations` in `directory` (or the default directory) and attaches them:
     /// to every coordinator once started, to the staging coordinator before. All or nothing.
     func attach(_ configurations: [StoreConfiguration], in directory: URL?) throws(StackError) -> [PersistentStore] {
+        try attach(requests(configurations, in: directory))
+    }
+
+    /// The requests for the stores of `configurations` in `directory` (or the default directory).
+    func requests(_ configurations: [StoreConfiguration], in directory: URL?) -> [StoreRequest] {
+        configurations.map { StoreRequest(configuration: $0, url: $0.url(in: directory ?? defaultDirectory, containerName: containerName)) }
+    }
+
+    /// Opens the stores requested, each at its own location, and attaches them (see `attach(_:in:)`).
+    /// All or nothing.
+    func attach(_ requests: [StoreRequest]) throws(StackError) -> [PersistentStore] {
         lock.lock()
         defer { lock.unlock() }
         var added: [Attachment] = []
         do {
-            for configuration in configurations {
-                let attachment = try open(configuration, in: directory ?? defaultDirectory, pending: added)
+            for request in requests {
+                let attachment = try open(request, pending: added)
                 added.append(attachment)
             }
         } catch {
@@ -80,11 +91,11 @@ final class StoreAttachments: @unchecked Sendable {
         return added.compactMap { $0.placements.first?.store }
     }
 
-    private func open(_ configuration: StoreConfiguration, in directory: URL, pending: [Attachment]) throws(StackError) -> Attachment {
+    private func open(_ request: StoreRequest, pending: [Attachment]) throws(StackError) -> Attachment {
+        let (configuration, url) = (request.configuration, request.url)
         if let name = configuration.name, model.configurations[name] == nil {
             throw .unknownConfiguration(container: containerName, configuration: name, known: Array(model.configurations.keys))
         }
-        let url = configuration.url(in: directory, containerName: containerName)
         if let clash = (state.attachments + pending).first(where: { $0.configuration.name == configuration.name }) {
             throw .alreadyAttached(container: containerName, configuration: configuration.name, url: clash.url)
         }
@@ -132,9 +143,9 @@ final class StoreAttachments: @unchecked Sendable {
     // MARK: Starting
 
     /// Moves the staged stores to the coordinators; with none staged, attaches `defaults` first.
-    func start(defaults: [StoreConfiguration]) throws(StackError) {
+    func start(defaults: [StoreRequest]) throws(StackError) {
         let isEmpty = lock.withLock { state.attachments.isEmpty }
-        if isEmpty && !isStarted { _ = try attach(defaults, in: nil) }
+        if isEmpty && !isStarted { _ = try attach(defaults) }
         lock.lock()
         defer { lock.unlock() }
         if state.isStarted { throw .alreadyStarted(container: containerName) }
@@ -210,4 +221,10 @@ final class StoreAttachments: @unchecked Sendable {
             return StackError.noStoreForEntity(container: containerName, entity: entity, attachedConfigurations: attached)
         }
     }
+}
+
+/// One store to open: a configuration and where (nil for an in-memory store).
+struct StoreRequest: Sendable {
+    var configuration: StoreConfiguration
+    var url: URL?
 }

@@ -7,7 +7,7 @@ import Testing
     @Test func aBackgroundSaveIsOnDiskAtOnceAndMergedThroughTheRootIntoTheView() async throws {
         let directory = scratchDirectory()
         let container = try PersistentContainer(name: "Mixed", model: stackModel, strategy: .mixed, options: options(directory)).start()
-        let contexts = container.contexts
+        let contexts = try #require(container.contexts as? MixedContexts)  // the strategy is not part of the type
         #expect(container.viewContext.parent === contexts.rootContext)
         #expect(container.newBackgroundContext().parent == nil)
         let view = container.viewContext
@@ -31,7 +31,7 @@ import Testing
         let container = try PersistentContainer(name: "Mixed", model: stackModel, strategy: .mixed,
                                                 options: options(scratchDirectory())).start()
         let view = container.viewContext
-        let root = container.contexts.rootContext
+        let root = try #require(container.contexts as? MixedContexts).rootContext
         let gate = SaveGate(root)
         let holder = Holder()
         try await view.perform {

@@ -35,12 +35,26 @@ import Testing
     @Test func anUnknownNameListsTheRegisteredOnes() throws {
         let registry = ModelRegistry()
         registry.register(stackModel, named: "Notes")
+        #expect(throws: StackError.self) { try registry.model(named: "Todo") }
         do {
-            _ = try PersistentContainer(name: "Todo", options: options(scratchDirectory()), models: registry)
-            Issue.record("made a container without a model")
+            _ = try registry.model(named: "Todo")
         } catch let error as StackError {
             guard case .unknownModel("Todo", ["Notes"]) = error else { throw error }
             #expect(error.description.contains("'Todo'") && error.description.contains("Notes"))
+        }
+    }
+
+    @Test func aContainerNamedForAnUnknownModelListsTheRegisteredOnesAndThePlacesSearched() throws {
+        let registry = ModelRegistry()
+        registry.register(stackModel, named: "Notes")
+        do {
+            _ = try PersistentContainer(name: "Todo", options: options(scratchDirectory()), models: registry)
+            Issue.record("made a container without a model")
+        } catch {
+            guard case .modelNotFound("Todo", ["Notes"], let searched) = error else { throw error }
+            #expect(!searched.isEmpty)
+            #expect(error.description.contains("'Todo'") && error.description.contains("Notes"))
+            #expect(error.description.contains("Todo.xcdatamodeld") && error.description.contains(searched[0].path))
         }
     }
 }

@@ -7,7 +7,7 @@ import Testing
     @Test func aBackgroundSaveReachesTheViewAtOnceAndTheDiskThroughTheRoot() async throws {
         let directory = scratchDirectory()
         let container = PersistentContainer(name: "Nested", model: stackModel, strategy: .nested, options: options(directory))
-        let contexts = container.contexts
+        let contexts = try #require(container.contexts as? NestedContexts)  // the strategy is not part of the type
         #expect(container.viewContext.parent === contexts.rootContext)
         #expect(container.newBackgroundContext().parent === contexts.rootContext)
         try container.start()

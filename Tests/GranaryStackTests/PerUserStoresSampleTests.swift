@@ -9,7 +9,7 @@ import Testing
 /// Accounts live in one global store; each user's notes live in a directory of their own, attached at
 /// log-in and detached at log-out while the global store stays up.
 final class Session {
-    let container: PersistentContainer<MixedStrategy>
+    let container: PersistentContainer
     private var userStores: [PersistentStore] = []
 
     init(model: ManagedObjectModel, options: StackOptions = StackOptions()) throws {

@@ -22,6 +22,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// The context has no store: no coordinator, no parent, or its store was removed.
     case noPersistentStore(String)
     case storeNotFound(URL)
+    /// Nothing is at the URL given for a store whose metadata was asked for.
+    case storeDoesNotExist(URL)
     /// `save()` was called on a context marked `isReadOnly`; the string names the context.
     case readOnlyContext(String)
     case storage(StorageError)
@@ -46,6 +48,7 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
+        case .storeDoesNotExist(let url): return "no store exists at \(url.path)"
         case .readOnlyContext(let context): return "\(context) is read-only: its changes are never saved"
         case .storage(let error): return error.description
         }
