@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// The Swift code in the README and in the documentation catalogs is code these tests compile and run
-/// (one region, GranaryStack's one-line start, is compiled only: run as written it would create a store
-/// in the user's data directory).
+/// (one region, GranaryStack's one-line start, is compiled only, and the Core Data `PersistenceController`
+/// runs only in memory: run as written they would create a store in the user's data directory).
 ///
 /// In `README.md` and in every article of `Sources/*/Documentation.docc`, each Swift code block follows
 /// a marker line:

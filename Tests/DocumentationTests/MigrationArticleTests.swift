@@ -34,6 +34,19 @@ import Testing
         #expect(plan.isNeeded)
         #expect(plan.changes.joined().contains { $0.kind == .entityRenamed(from: "Category") && $0.entity == "Project" })
 
+        do {  // `print` records here, and is Swift's own below
+            let printed = Printed()
+            let print: @Sendable (String) -> Void = { printed.append($0) }
+            // snippet: migration-metadata
+            let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .durable, at: storeURL)
+            if !bundle.currentVersion.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
+                print("the store needs migrating")   // back it up, tell the user, then add it
+            }
+            // end-snippet
+            #expect(printed.lines == ["the store needs migrating"])
+            #expect(bundle.versions[0].isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        }
+
         // snippet: migration-automatic
         let coordinator = PersistentStoreCoordinator(managedObjectModel: bundle.currentVersion)
         var options = PersistentStore.Options()
@@ -43,6 +56,7 @@ import Testing
         print(store.migrationReport?.path ?? [])                     // ["Tasks", "Tasks 2", "Tasks 3"]
         // end-snippet
         #expect(store.migrationReport?.path == ["Tasks", "Tasks 2", "Tasks 3"])
+        #expect(bundle.currentVersion.isConfiguration(withName: nil, compatibleWithStoreMetadata: coordinator.metadata(for: store)))
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         let (name, project) = try context.performAndWait {
             let task = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Task")).first)
