@@ -2,11 +2,13 @@ import Foundation
 import Granary
 import Synchronization
 
-/// Models by name, so a stack can be started with a name alone (`PersistentContainer(name: "Notes",
-/// strategy: .direct)`), as Core Data's containers load a compiled model by name.
+/// Models by name, so a stack can be started with a name alone (`PersistentContainer(name: "Notes")`),
+/// as Core Data's containers load a compiled model by name.
 ///
-/// Linux has no compiled model bundles; register each model once at start-up, built in code, read
-/// from an Xcode model file with `ManagedObjectModel(contentsOf:classes:)`, or made lazily.
+/// Linux has no compiled model bundles. A container made from a name looks here first, then for the
+/// model's `.xcdatamodeld` source shipped with the app (see `PersistentContainer.init(name:)`). Register
+/// a model once at start-up when it is built in code, when its entities have classes of their own
+/// (read the file with `ManagedObjectModel(contentsOf:classes:)`), or to make it lazily.
 ///
 /// ```swift
 /// ModelRegistry.shared.register(named: "Notes") { try NotesModel.make() }

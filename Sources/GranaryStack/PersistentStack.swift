@@ -4,9 +4,9 @@ import Granary
 /// A ready-made Core Data stack: a model, a coordinator with its stores, a view context for the user
 /// interface and background contexts for work off it, set up in one line and started with `start()`.
 ///
-/// Two kinds are built in: `PersistentContainer`, generic over a `ContextStrategy` that decides how
-/// contexts are laid out, and `ImportingContainer`, with a second coordinator for heavy background
-/// imports. Code that only needs "a stack" can take `some PersistentStack`.
+/// Two kinds are built in: `PersistentContainer`, whose `ContextStrategy` (chosen when it is made)
+/// decides how contexts are laid out, and `ImportingContainer`, with a second coordinator for heavy
+/// background imports. Code that only needs "a stack" can take `some PersistentStack`.
 ///
 /// Stores come and go while the stack runs (`attachPersistentStore(at:for:)`,
 /// `detach(persistentStore:)`), for per-user stores that appear at log-in and leave at log-out.

@@ -4,6 +4,25 @@ import Granary
 import Synchronization
 import Testing
 
+/// The `PersistenceController` of Apple's article "Setting up a Core Data stack" and of Xcode's app
+/// template, with its durable store put where the test says through the description's URL (as written,
+/// it would go in `PersistentContainer.defaultDirectoryURL()`).
+final class DurablePersistenceController {
+    static let modelName = "LoadPersistentStoresTests.Durable"
+    let container: PersistentContainer
+
+    init(storeURL: URL) {
+        container = PersistentContainer(name: Self.modelName)
+        container.persistentStoreDescriptions.first!.url = storeURL
+        container.loadPersistentStores { description, error in
+            if let error {
+                fatalError("Unresolved error \(error)")
+            }
+        }
+        container.viewContext.automaticallyMergesChangesFromParent = true
+    }
+}
+
 /// `loadPersistentStores(completionHandler:)` as Apple documents it: "NSPersistentContainer",
 /// `loadPersistentStores(completionHandler:)` ("Instructs the persistent container to load the
 /// persistent stores"; the handler is called once for each store), and the article "Setting up a Core
@@ -52,6 +71,21 @@ import Testing
         }
         try container.close()
         #expect(try titlesOnDisk(at: url) == ["saved in the view context"])
+    }
+
+    @Test func theTemplatesPersistenceControllerKeepsItsStoreWhereTheDescriptionSays() async throws {
+        ModelRegistry.shared.register(stackModel, named: DurablePersistenceController.modelName)
+        let url = scratchDirectory().appendingPathComponent("Model.granary", isDirectory: true)
+        let first = DurablePersistenceController(storeURL: url)
+        #expect(first.container.persistentStoreCoordinator.persistentStores.map(\.url?.standardizedFileURL) == [url.standardizedFileURL])
+        try await saveNotes(["written in the background"], in: first.container)
+        try await first.container.flush()
+        #expect(try await fetchedTitles(in: first.container.viewContext) == ["written in the background"])
+        try first.container.close()
+
+        let second = DurablePersistenceController(storeURL: url)
+        #expect(try await fetchedTitles(in: second.container.viewContext) == ["written in the background"])
+        try second.container.close()
     }
 
     // NSPersistentStoreDescription: an in-memory store by type, or by the URL /dev/null.
