@@ -245,11 +245,15 @@ extension ManagedObjectContext {
                 object.values = change.values
                 parent.insert(object)
             }
-            for change in pushed where !change.inserted && !change.deleted {
+            // Deleted objects' relationships too, before the parent deletes them: the parent applies their
+            // delete rules again, and must apply them to the relationships as this context left them. An
+            // object this context moved out of a deleted owner's cascade (or deny) relationship is no
+            // longer its member, though the parent's copy of the owner still lists it.
+            for change in pushed where !change.inserted {
                 guard let object = parent.registeredOrFault(change.id) else { throw ContextError.noSuchObject(change.id) }
                 object.fireFaultIfNeeded()
                 for i in change.indexes { object.setRaw(change.values[i], at: i) }
-                versions[change.id] = object.rowVersion
+                if !change.deleted { versions[change.id] = object.rowVersion }
             }
             for change in pushed where change.deleted {
                 if let object = parent.registeredOrFault(change.id) { parent.delete(object) }
