@@ -140,6 +140,8 @@ import Testing
         var trace: [String] = []
         /// Every object's name by ID, as last read from the store.
         var storedNames: [ManagedObjectID: String] = [:]
+        /// Checks of fetches made so far: each check tries the next relationship.
+        var fetchChecks = 0
         static let echo = ProcessInfo.processInfo.environment["DELETE_RULE_TRACE"] != nil
 
         init(merging: Merging) throws {
@@ -728,7 +730,7 @@ import Testing
         func contextProblems(_ editor: Editor) throws -> [String] {
             let c = editor.context
             let expected = (acting === editor ? view : model).normalized()
-            return c.performAndWait {
+            let problems = c.performAndWait {
                 var problems: [String] = []
                 let objects = c.registeredObjects.filter { !$0.isFault }
                 var names: [ManagedObjectID: String] = storedNames
@@ -769,6 +771,41 @@ import Testing
                     if a != b {
                         problems.append("\(editor.label) shows \(a.describe(name)) — expected \(b.describe(name))")
                     }
+                }
+                return problems
+            }
+            return try problems + fetchProblems(editor, expected: expected)
+        }
+
+        /// What the context's fetches find: every live object of each entity, and, for one relationship
+        /// per check (in turn), the objects linked to some objects at its other end, found through a
+        /// predicate on the relationship (evaluated by the store, or on the objects when the context has
+        /// unsaved changes). A context that has not merged a save is left out: its copies are old.
+        func fetchProblems(_ editor: Editor, expected: RuleGraph) throws -> [String] {
+            guard editor.stale.isEmpty else { return [] }
+            let c = editor.context
+            let specs = ["Owner", "Item"].flatMap(RuleGraph.relationships(of:))
+            let spec = specs[fetchChecks % specs.count]
+            fetchChecks += 1
+            func names(_ request: FetchRequest<ManagedObject>) throws -> [String] {
+                try c.fetch(request).map { try $0.value(forKey: "name") as? String ?? "?" }.sorted()
+            }
+            return try c.performAndWait {
+                var problems: [String] = []
+                for entity in ["Owner", "Item"] {
+                    let found = try names(FetchRequest(entityName: entity))
+                    if found != expected.alive(entity) { problems.append("\(editor.label) fetches \(entity) \(found), expected \(expected.alive(entity))") }
+                }
+                // Three targets a check, in turn, keep the fetches few.
+                let targets = expected.nodes.keys.sorted().filter { expected.isPresent($0) && expected.nodes[$0]!.entity == spec.destination }
+                for k in 0..<min(3, targets.count) {
+                    let target = targets[(fetchChecks / specs.count + k) % targets.count]
+                    var request = FetchRequest<ManagedObject>(entityName: spec.entity)
+                    let isTarget = PredicateNode.compare(["name"], .equal, .value(.string(target)))
+                    request.filter = spec.isToMany ? .any([spec.name], isTarget) : .compare([spec.name, "name"], .equal, .value(.string(target)))
+                    let found = try names(request)
+                    let linked = expected.alive(spec.entity).filter { expected.members($0, spec).contains(target) }
+                    if found != linked { problems.append("\(editor.label) fetches \(spec.entity) with \(spec.name) ∋ \(target): \(found), expected \(linked)") }
                 }
                 return problems
             }
