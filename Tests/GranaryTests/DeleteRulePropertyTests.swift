@@ -65,11 +65,14 @@ import Testing
         case add(String, String, [String])
         case remove(String, String, [String])
         case delete(String)
+        /// `refreshAllObjects()`: unsaved changes, deletions included, must survive it.
+        case refreshAll
 
         /// The objects the edit names.
         var names: [String] {
             switch self {
             case .insert(_, let name), .delete(let name): return [name]
+            case .refreshAll: return []
             case .setToOne(let object, _, let target): return [object] + (target.map { [$0] } ?? [])
             case .setToMany(let object, _, let list), .add(let object, _, let list), .remove(let object, _, let list): return [object] + list
             }
@@ -83,6 +86,7 @@ import Testing
             case .add(let object, let key, let list): return "\(object).\(key) += [\(list.joined(separator: ", "))]"
             case .remove(let object, let key, let list): return "\(object).\(key) -= [\(list.joined(separator: ", "))]"
             case .delete(let object): return "delete \(object)"
+            case .refreshAll: return "refresh all objects"
             }
         }
     }
@@ -215,7 +219,7 @@ import Testing
         func isPerformable(_ edit: Edit, in graph: RuleGraph) -> Bool {
             func alive(_ name: String) -> Bool { graph.nodes[name].map { !$0.isDeleted } ?? false }
             switch edit {
-            case .insert:
+            case .insert, .refreshAll:
                 return true
             case .delete(let object):
                 return graph.isPresent(object)
@@ -351,7 +355,9 @@ import Testing
                     }
                 }
                 return moves
-            case 88..<94:
+            case 88..<90:
+                return [.refreshAll]
+            case 90..<94:
                 // Members moved in (or linked) and their new owner deleted: a cascade takes them along.
                 guard !isSmall else { return [] }
                 let owner = r.pick(owners)
@@ -467,6 +473,7 @@ import Testing
             case .remove(let object, let key, let list):
                 graph.setToMany(object, spec(object, key), graph.members(object, spec(object, key)).filter { !list.contains($0) })
             case .delete(let object): graph.delete(object)
+            case .refreshAll: break
             }
         }
 
@@ -501,6 +508,8 @@ import Testing
                         c.delete(try object(name, in: editor))
                         // Inserted objects the delete took (itself, cascades) are gone from the context.
                         for (gone, object) in inserted where object.managedObjectContext == nil { editor.vanished[object.objectID] = gone }
+                    case .refreshAll:
+                        c.refreshAllObjects()
                     }
                 } catch let mismatch as Mismatch {
                     throw mismatch
