@@ -97,6 +97,9 @@ struct GraphRepair {
     /// - Throws: `ContextError.deleteDenied` when a deny rule still has objects at its other end.
     mutating func run() throws {
         var queue = Array(deleted)
+        // Deny rules are judged once every cascade has run, as a context judges them at save: a member
+        // found now may be deleted by a cascade still to come (a chain that loops back to it).
+        var denials: [(target: RowReference, entity: String, relationship: String, object: String)] = []
         while let ref = queue.popLast() {
             guard let (row, table) = deletedRows[ref] else { continue }
             for (column, relationship) in relationshipColumns(of: row, in: ref.table, table: table) {
@@ -119,11 +122,13 @@ struct GraphRepair {
                         queue.append(target)
                     case .deny:
                         let entity = entityMapping(of: row, in: ref.table, table: table)?.entityName ?? table.name
-                        throw ContextError.deleteDenied(entity: entity, relationship: relationship.name,
-                                                        object: "\(table.name)/\(ref.key)", count: 1)
+                        denials.append((target, entity, relationship.name, "\(table.name)/\(ref.key)"))
                     }
                 }
             }
+        }
+        if let denial = denials.first(where: { !deleted.contains($0.target) }) {
+            throw ContextError.deleteDenied(entity: denial.entity, relationship: denial.relationship, object: denial.object, count: 1)
         }
         let written = entries.compactMap { $0.value.origin != .repaired ? $0.key : nil }.sorted()
         for ref in written {
