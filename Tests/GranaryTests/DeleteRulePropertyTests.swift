@@ -34,9 +34,10 @@ import Testing
 /// stale, untouched), with one exception whose outcome is precise: it may delete a stale object whose
 /// relationships, as it has them, only lack members other saves gave it (see `isAllowedWhileStale`).
 /// What a stale context's rules should do to objects it saw in the wrong place has no Core Data answer
-/// to compare with (its copies decide, and the merge policy, property by property). Deleted objects are never linked to (Core Data fails such a save with a dangling
-/// reference error), and edits are made on live objects, except for taking members out of a deleted
-/// object's relationships, which is how an app makes room for a delete under a deny rule.
+/// to compare with (its copies decide, and the merge policy, property by property). Deleted objects are
+/// never linked to (Core Data fails such a save with a dangling reference error), and edits are made on
+/// live objects, except for taking members out of a deleted object's relationships, which is how an app
+/// makes room for a delete under a deny rule.
 ///
 /// `DELETE_RULE_SEED=n` replays one seed, `DELETE_RULE_SEEDS=n` runs n seeds per variant (40 by default),
 /// `DELETE_RULE_STEPS=n` makes each run n steps long (200),
@@ -259,8 +260,10 @@ import Testing
         /// copy (it will load the current one); nil when a member has no name known to the test.
         func copy(of name: String, in editor: Editor) -> RuleGraph.Node? {
             let c = editor.context
+            let id = storedNames.first { $0.value == name }?.key
             return c.performAndWait {
-                guard let held = editor.held[name], held.managedObjectContext === c, !held.isFault else { return view.nodes[name] }
+                let object = editor.held[name].flatMap { $0.managedObjectContext === c ? $0 : nil } ?? id.flatMap { c.registeredObject(for: $0) }
+                guard let held = object, !held.isFault else { return view.nodes[name] }
                 var node = RuleGraph.Node(entity: held.entity.name)
                 for spec in RuleGraph.relationships(of: node.entity) {
                     let value = held.values[held.layout.indexByName[spec.name]!]
