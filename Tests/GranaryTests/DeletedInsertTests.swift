@@ -83,6 +83,33 @@ import Testing
         #expect(try stored("denyItems", coordinator) == ["o": [], "p": ["i"]])
     }
 
+    /// Permanent IDs obtained after the delete reach the discarded object's references too: it named its
+    /// parent by the parent's temporary ID, so the parent's cascade no longer cleared it, and its deny
+    /// rule refused the save.
+    @Test func anObjectInsertedAndDeletedFollowsItsParentToAPermanentID() throws {
+        let (coordinator, context) = try setup()
+        try context.performAndWait {
+            let o = try owner("o", in: context)
+            let parent = RuleItem(context: context)
+            parent.name = "parent"
+            parent.cascadeOwner = o
+            let child = RuleItem(context: context)
+            child.name = "child"
+            child.parent = parent
+            // Item.parent is deny: the deleted child still has its parent.
+            context.delete(child)
+            try context.obtainPermanentIDs(for: [parent])
+            // o's cascade takes the parent, whose cascade clears the child's parent: nothing is denied.
+            context.delete(o)
+            try context.save()
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.fetch(FetchRequest<RuleItem>()).map(\.name) == ["i"])
+            #expect(try fresh.fetch(FetchRequest<RuleOwner>()).map(\.name) == ["p"])
+        }
+    }
+
     @Test func aRelationshipReadBackWithAnObjectInsertedAndDeletedCanBeAssigned() throws {
         let (coordinator, context) = try setup()
         try context.performAndWait {

@@ -337,7 +337,8 @@ extension ManagedObjectContext {
                 }
             }
         }
-        for object in registry.values { object.replaceReferences(mapping) }
+        // Discarded objects too: their rules still count at save, and inverse maintenance matches IDs.
+        for object in Array(registry.values) + Array(discarded.values) { object.replaceReferences(mapping) }
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
             registry[object.objectID] = nil
