@@ -134,6 +134,58 @@ import Testing
         #expect(badges == ["b": ["gold"]])
     }
 
+    /// A child context's save hands its changes to the parent, which applies the deleted objects' rules
+    /// again. It used to do so against its own copy of the deleted object, which still listed the member
+    /// the child had moved out: the parent cascaded the moved badge. (Found by DeleteRulePropertyTests.)
+    @Test func aBadgeMovedInAChildContextSurvivesTheCascadeOfItsOldHolderInTheParent() throws {
+        let (coordinator, context) = try setup()
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
+        try child.performAndWait {
+            try #require(try badge("gold", in: child)).holder = try employee("b", in: child)
+            child.delete(try employee("a", in: child))
+            try child.save()
+        }
+        try context.performAndWait {
+            #expect(try badge("gold", in: context)?.isDeleted == false)
+            try context.save()
+        }
+        let (holders, badges) = try stored(coordinator)
+        #expect(holders == ["gold": "b"])
+        #expect(badges == ["b": ["gold"]])
+    }
+
+    /// The parent's copy of the deleted company still held the employee the child had moved out, so the
+    /// parent's save failed on the deny rule.
+    @Test func aMemberMovedOutInAChildContextDoesNotCountAgainstADenyRuleInTheParent() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let acme = Company(context: context)
+            acme.name = "acme"
+            Company(context: context).name = "initech"
+            let e = Employee(context: context)
+            e.name = "e"
+            e.company = acme
+            try context.save()
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
+        try child.performAndWait {
+            let companies = try child.fetch(FetchRequest<Company>())
+            // first(where:) spelled out: with Swift 6.3.1, a trailing-closure `first { }` right after a
+            // `#require(… first { })` returned the earlier match.
+            let acme = try #require(companies.first(where: { $0.name == "acme" }))
+            try employee("e", in: child).company = companies.first(where: { $0.name == "initech" })
+            child.delete(acme)
+            try child.save()
+        }
+        try context.performAndWait { try context.save() }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait {
+            let companies = try fresh.fetch(FetchRequest<Company>())
+            #expect(companies.map(\.name) == ["initech"])
+            #expect(companies.first?.employees.map(\.name) == ["e"])
+        }
+    }
+
     @Test func aMemberStillInTheSetIsCascadedWhileTheMovedOneIsNot() throws {
         let (coordinator, context) = try setup()
         try context.performAndWait {

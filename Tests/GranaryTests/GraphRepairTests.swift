@@ -135,6 +135,84 @@ import Testing
         }
     }
 
+    /// The store cascades a delete to an item the deleting context never saw in the relationship. The
+    /// item's own rules then apply to its relationships as this save leaves them: a child the save gave
+    /// it goes with it. (The store read the item's row as it was before the save, so the new child was
+    /// left behind, unlinked, while an older one would have gone.)
+    @Test func aCascadeTheStoreFindsTakesAChildTheSaveGaveTheCascadedObject() throws {
+        let (coordinator, a) = try makeRuleStack()
+        let b = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        try a.performAndWait {
+            RuleOwner(context: a).name = "o"
+            for name in ["i", "c"] { RuleItem(context: a).name = name }
+            try a.save()
+        }
+        func item(_ name: String, in context: ManagedObjectContext) throws -> RuleItem {
+            try #require(try context.fetch(FetchRequest<RuleItem>(predicate: #Predicate { $0.name == name })).first)
+        }
+        // B loads the owner and both items.
+        let (o, i, c) = try b.performAndWait { () throws -> (RuleOwner, RuleItem, RuleItem) in
+            let o = try #require(try b.fetch(FetchRequest<RuleOwner>()).first)
+            #expect(o.cascadeItems.isEmpty)
+            return (o, try item("i", in: b), try item("c", in: b))
+        }
+        // A puts i into o's cascade relationship.
+        try a.performAndWait {
+            let o = try #require(try a.fetch(FetchRequest<RuleOwner>()).first)
+            try item("i", in: a).cascadeOwner = o
+            try a.save()
+        }
+        // B, not knowing, makes c a child of i and deletes o: the store cascades o to i, and i to c.
+        try b.performAndWait {
+            c.parent = i
+            b.delete(o)
+            try b.save()
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.fetch(FetchRequest<RuleItem>()).map(\.name) == [])
+            #expect(try fresh.count(for: FetchRequest<RuleOwner>()) == 0)
+        }
+    }
+
+    /// A cascade the store finds reaches an item whose parent (under a deny rule) the same cascade
+    /// reaches only later, through the item's own children: the deny rule is judged once the cascade is
+    /// done, as a context judges it at save, and by then the parent is deleted too. (The store used to
+    /// refuse the save as soon as it met the parent still standing. Found by DeleteRulePropertyTests.)
+    @Test func aDenyRuleIsJudgedAfterEveryCascadeTheStoreFinds() throws {
+        let (coordinator, a) = try makeRuleStack()
+        let b = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        // A ring of items, each the parent of the next: x → y → z → x.
+        try a.performAndWait {
+            RuleOwner(context: a).name = "o"
+            let ring = ["x", "y", "z"].map { name in
+                let item = RuleItem(context: a)
+                item.name = name
+                return item
+            }
+            for k in ring.indices { ring[(k + 1) % ring.count].parent = ring[k] }
+            try a.save()
+        }
+        let o = try b.performAndWait { try #require(try b.fetch(FetchRequest<RuleOwner>()).first) }
+        // A puts x into o's cascade relationship; B, not knowing, deletes o.
+        try a.performAndWait {
+            let o = try #require(try a.fetch(FetchRequest<RuleOwner>()).first)
+            try #require(try a.fetch(FetchRequest<RuleItem>(predicate: #Predicate { $0.name == "x" })).first).cascadeOwner = o
+            try a.save()
+        }
+        try b.performAndWait {
+            b.delete(o)
+            try b.save()
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.count(for: FetchRequest<RuleItem>()) == 0)
+            #expect(try fresh.count(for: FetchRequest<RuleOwner>()) == 0)
+        }
+    }
+
     @Test func twoContextsAddingToOneToManyKeepBothAdditions() throws {
         let s = try setup()
         // Both contexts load e2's reports before either adds to them.

@@ -7,35 +7,42 @@ extension ManagedObjectContext {
         var errors: [ValidationError] = []
         var denied: [ContextError] = []
         var rejected: [Error] = []
+        func checkDenyRules(_ object: ManagedObject) {
+            for (i, kind) in object.layout.kinds.enumerated() {
+                let (relationship, count): (RelationshipDescription, Int)
+                switch kind {
+                case .attribute: continue
+                case .toOne(let r): (relationship, count) = (r, object.values[i] is ManagedObjectID ? 1 : 0)
+                case .toMany(let r): (relationship, count) = (r, (object.values[i] as? [ManagedObjectID] ?? []).count)
+                }
+                if relationship.deleteRule == .deny && count > 0 {
+                    denied.append(.deleteDenied(entity: object.entity.name, relationship: relationship.name,
+                                                object: object.objectID.description, count: count))
+                }
+            }
+        }
+        // An object inserted and deleted before the save is deleted all the same: a deny rule holds.
+        for object in discarded.values { checkDenyRules(object) }
         for object in changed.values {
             object.fireFaultIfNeeded()
             rejected += object.rejectedValues
             if object.deletedState {
-                for (i, kind) in object.layout.kinds.enumerated() {
-                    let (relationship, count): (RelationshipDescription, Int)
-                    switch kind {
-                    case .attribute: continue
-                    case .toOne(let r): (relationship, count) = (r, object.values[i] is ManagedObjectID ? 1 : 0)
-                    case .toMany(let r): (relationship, count) = (r, (object.values[i] as? [ManagedObjectID] ?? []).count)
-                    }
-                    if relationship.deleteRule == .deny && count > 0 {
-                        denied.append(.deleteDenied(entity: object.entity.name, relationship: relationship.name,
-                                                    object: object.objectID.description, count: count))
-                    }
-                }
+                checkDenyRules(object)
                 continue
             }
             guard object.insertedState || !object.changedIndexes.isEmpty else { continue }
+            // References to discarded objects count as gone: the save drops them.
             func check(_ i: Int) {
                 switch object.layout.kinds[i] {
                 case .attribute(let a):
                     if !a.isTransient { errors += a.validate(object.values[i]) }
                 case .toOne(let r):
-                    if !r.isOptional && object.values[i] == nil {
+                    if !r.isOptional && (object.values[i] as? ManagedObjectID).map({ discarded[$0] != nil }) ?? true {
                         errors += r.validate(count: 0)
                     }
                 case .toMany(let r):
-                    errors += r.validate(count: (object.values[i] as? [ManagedObjectID] ?? []).count)
+                    let ids = object.values[i] as? [ManagedObjectID] ?? []
+                    errors += r.validate(count: discarded.isEmpty ? ids.count : ids.count(where: { discarded[$0] == nil }))
                 }
             }
             // An update checks what it changed: the rest was valid when it was saved or loaded.
@@ -57,7 +64,9 @@ extension ManagedObjectContext {
         assertOnQueue()
         guard hasChanges else {
             // Nothing to write, but observers may still be owed news: an object inserted, announced and
-            // then deleted leaves no change, yet whoever showed it must hear that it is gone.
+            // then deleted leaves no change, yet whoever showed it must hear that it is gone. Nothing can
+            // refer to such an object without being changed, so nothing needs it kept any longer.
+            discarded = [:]
             processPendingChanges()
             return
         }
@@ -69,6 +78,7 @@ extension ManagedObjectContext {
             for case .validation(let list) in problems.compactMap({ $0 as? ContextError }) { all += list }
             throw problems.first { if case .deleteDenied = $0 as? ContextError { return true } else { return false } } ?? ContextError.validation(all)
         }
+        dropReferencesToDiscarded()
         NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
         eventStreams.yield(.willSave)
         processPendingChanges()
@@ -83,6 +93,23 @@ extension ManagedObjectContext {
         childFeed.publish(saved, from: ObjectIdentifier(self))
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [ContextChanges.userInfoKey: saved])
         eventStreams.yield(.didSave(saved))
+    }
+
+    /// Takes references to discarded objects (inserted, then deleted before this save) out of the
+    /// objects it writes. Their no-action rules left them; the store clears such references for a deleted
+    /// row, but it never sees these objects, and cannot store a reference to an object it has no row for.
+    private func dropReferencesToDiscarded() {
+        guard !discarded.isEmpty else { return }
+        for object in Array(changed.values) {
+            for i in object.layout.relationshipIndexes {
+                if let id = object.values[i] as? ManagedObjectID {
+                    if discarded[id] != nil { object.setRaw(nil, at: i) }
+                } else if let ids = object.values[i] as? [ManagedObjectID], ids.contains(where: { discarded[$0] != nil }) {
+                    object.setRaw(ids.filter { discarded[$0] == nil }, at: i)
+                }
+            }
+        }
+        discarded = [:]
     }
 
     private func storeChanges() -> StoreChanges {
@@ -245,11 +272,15 @@ extension ManagedObjectContext {
                 object.values = change.values
                 parent.insert(object)
             }
-            for change in pushed where !change.inserted && !change.deleted {
+            // Deleted objects' relationships too, before the parent deletes them: the parent applies their
+            // delete rules again, and must apply them to the relationships as this context left them. An
+            // object this context moved out of a deleted owner's cascade (or deny) relationship is no
+            // longer its member, though the parent's copy of the owner still lists it.
+            for change in pushed where !change.inserted {
                 guard let object = parent.registeredOrFault(change.id) else { throw ContextError.noSuchObject(change.id) }
                 object.fireFaultIfNeeded()
                 for i in change.indexes { object.setRaw(change.values[i], at: i) }
-                versions[change.id] = object.rowVersion
+                if !change.deleted { versions[change.id] = object.rowVersion }
             }
             for change in pushed where change.deleted {
                 if let object = parent.registeredOrFault(change.id) { parent.delete(object) }
@@ -306,7 +337,8 @@ extension ManagedObjectContext {
                 }
             }
         }
-        for object in registry.values { object.replaceReferences(mapping) }
+        // Discarded objects too: their rules still count at save, and inverse maintenance matches IDs.
+        for object in Array(registry.values) + Array(discarded.values) { object.replaceReferences(mapping) }
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
             registry[object.objectID] = nil

@@ -57,6 +57,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var changed = ObjectTable<[ObjectIdentifier: Int]>()
     /// Changes since the last objects-did-change notification.
     var pendingNotification = ContextChanges()
+    /// Objects inserted and deleted again since the last save, by ID. They leave the context at once (the
+    /// store never sees them), but their deny and no-action rules leave the other ends of their
+    /// relationships pointing at them until the save. They are kept here so that those ends still reach
+    /// them: moving a member out of one updates it (and so frees its deny rule), the save refuses one
+    /// whose deny relationship still has members, and it drops the references that remain, as the store
+    /// does for a deleted row (without this, a reference made a fault of an ID no store can load, and the
+    /// save failed on it).
+    var discarded: [ManagedObjectID: ManagedObject] = [:]
     private var mergeToken: UInt64?
 
     /// Creates a context; give it a coordinator or a parent before using it.
@@ -159,6 +167,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     func registeredOrFault(_ id: ManagedObjectID) -> ManagedObject? {
         if let object = liveObject(id) { return object }
+        if !discarded.isEmpty, let object = discarded[id] { return object }
         guard let entity = model?.entity(named: id.entityName) else { return nil }
         return makeFault(id, entity: entity)
     }
@@ -171,7 +180,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var scope: ManagedObjectID.Scope?
         var entity: EntityDescription?
         for id in ids {
-            if let object = liveObject(id) {
+            if let object = liveObject(id) ?? (discarded.isEmpty ? nil : discarded[id]) {
                 objects.append(object)
                 continue
             }
@@ -284,6 +293,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func insert(_ object: ManagedObject) {
         assertOnQueue()
         if object.managedObjectContext === self && object.insertedState { return }
+        if !discarded.isEmpty { discarded[object.objectID] = nil }
         object.managedObjectContext = self
         object.insertedState = true
         object.deletedState = false
@@ -297,7 +307,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// now: nullify unlinks the other side, cascade deletes the destinations, deny is checked at save.
     public func delete(_ object: ManagedObject) {
         assertOnQueue()
-        guard !object.deletedState else { return }
+        // A discarded object is already gone (a cascade reaches one through a no-action leftover).
+        guard !object.deletedState, discarded.isEmpty || discarded[object.objectID] !== object else { return }
         object.fireFaultIfNeeded()
         let wasInserted = object.insertedState
         // Marked deleted before the rules run, so that cycles of cascades end, and an object that refers
@@ -316,6 +327,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             changed[ObjectIdentifier(object)] = nil
             registry[object.objectID] = nil
             object.managedObjectContext = nil
+            discarded[object.objectID] = object
             // Observers that were already told of the insert must now be told it is gone.
             if pendingNotification.inserted.remove(object.objectID) == nil { pendingNotification.deleted.insert(object.objectID) }
             pendingNotification.updated.remove(object.objectID)
@@ -416,6 +428,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             }
         }
         changed.removeAll()
+        discarded = [:]
         processPendingChanges()
     }
 
@@ -425,6 +438,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         for object in registry.values { object.managedObjectContext = nil }
         registry.removeAll()
         changed.removeAll()
+        discarded = [:]
         pendingNotification = ContextChanges()
     }
 

@@ -9,7 +9,9 @@ public enum DeleteRule: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case cascade
     /// Refuse to delete while the relationship has any destination.
     case deny
-    /// Leave the destinations alone, even pointing at the deleted object; the application must tidy up.
+    /// Leave the destinations alone, even pointing at the deleted object, until the save. Unlike Core
+    /// Data, which leaves such references dangling, Granary's save then drops them (the store keeps no
+    /// reference to a row that is gone), so that after the save no action ends as nullify does.
     case noAction
 
     public var description: String { rawValue }

@@ -223,9 +223,14 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     func setToMany(_ targets: [ManagedObject], at i: Int) throws {
         guard case .toMany(let r) = layout.kinds[i] else { return }
-        for t in targets { try checkSameContext(t, key: r.name) }
         fireFaultIfNeeded()
         let oldIDs = values[i] as? [ManagedObjectID] ?? []
+        for t in targets where t.managedObjectContext !== managedObjectContext {
+            // A member it already has may stay: a set read from the relationship and assigned back may
+            // hold an object inserted and deleted since, which has left the context (see `discarded`).
+            if managedObjectContext?.discarded[t.objectID] === t && oldIDs.contains(t.objectID) { continue }
+            try checkSameContext(t, key: r.name)
+        }
         var seen = Set<ManagedObjectID>()
         let newIDs = targets.map(\.objectID).filter { seen.insert($0).inserted }
         if oldIDs == newIDs { return }

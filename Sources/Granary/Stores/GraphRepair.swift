@@ -41,7 +41,10 @@ struct GraphRepair {
     private(set) var deleted: Set<RowReference> = []
     /// Rows deleted by a cascade the context did not ask for, with their entities.
     private(set) var cascaded: [(ref: RowReference, entityName: String)] = []
-    private var deletedBefore: [RowReference: (row: Row, table: TableMapping)] = [:]
+    /// Each deleted row as its delete rules see it: as stored, for a row the context deleted (the context
+    /// sends no values; `isStillLinked` accounts for what the save changed at the other ends), and as
+    /// this save leaves it, for a row the pass cascades to.
+    private var deletedRows: [RowReference: (row: Row, table: TableMapping)] = [:]
     /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
     private var memberSets: [ColumnRef: Set<RowReference>] = [:]
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
@@ -85,7 +88,7 @@ struct GraphRepair {
 
     mutating func addDelete(before: Row, ref: RowReference) throws {
         deleted.insert(ref)
-        deletedBefore[ref] = (before, try tableMapping(ref.table))
+        deletedRows[ref] = (before, try tableMapping(ref.table))
     }
 
     // MARK: Running
@@ -94,8 +97,11 @@ struct GraphRepair {
     /// - Throws: `ContextError.deleteDenied` when a deny rule still has objects at its other end.
     mutating func run() throws {
         var queue = Array(deleted)
+        // Deny rules are judged once every cascade has run, as a context judges them at save: a member
+        // found now may be deleted by a cascade still to come (a chain that loops back to it).
+        var denials: [(target: RowReference, entity: String, relationship: String, object: String)] = []
         while let ref = queue.popLast() {
-            guard let (row, table) = deletedBefore[ref] else { continue }
+            guard let (row, table) = deletedRows[ref] else { continue }
             for (column, relationship) in relationshipColumns(of: row, in: ref.table, table: table) {
                 for target in Self.references(in: row[column]) where !deleted.contains(target) {
                     // The rules apply to the members the deleted row still has once this save's own
@@ -108,17 +114,21 @@ struct GraphRepair {
                         try unlink(ref, relationship, from: target)
                         let entry = entries.removeValue(forKey: target)!
                         deleted.insert(target)
-                        deletedBefore[target] = (entry.before ?? entry.row, entry.table)
+                        // Its own rules apply to its relationships as this save leaves them: a row the
+                        // save wrote may hold members the save gave it, which its stored row lacks.
+                        deletedRows[target] = (entry.row, entry.table)
                         let name = entityMapping(of: entry.row, in: target.table, table: entry.table)?.entityName ?? entry.table.name
                         cascaded.append((target, name))
                         queue.append(target)
                     case .deny:
                         let entity = entityMapping(of: row, in: ref.table, table: table)?.entityName ?? table.name
-                        throw ContextError.deleteDenied(entity: entity, relationship: relationship.name,
-                                                        object: "\(table.name)/\(ref.key)", count: 1)
+                        denials.append((target, entity, relationship.name, "\(table.name)/\(ref.key)"))
                     }
                 }
             }
+        }
+        if let denial = denials.first(where: { !deleted.contains($0.target) }) {
+            throw ContextError.deleteDenied(entity: denial.entity, relationship: denial.relationship, object: denial.object, count: 1)
         }
         let written = entries.compactMap { $0.value.origin != .repaired ? $0.key : nil }.sorted()
         for ref in written {
