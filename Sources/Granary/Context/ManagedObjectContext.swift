@@ -57,6 +57,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var changed = ObjectTable<[ObjectIdentifier: Int]>()
     /// Changes since the last objects-did-change notification.
     var pendingNotification = ContextChanges()
+    var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
 
     /// Creates a context; give it a coordinator or a parent before using it.
@@ -258,12 +259,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let faults = objects.filter { $0.faultState && !$0.objectID.isTemporaryID }
         // Objects of another store than the first one's come back nil and stay faults.
         guard faults.count > 1, let records = try? coordinator.records(for: faults.map(\.objectID)) else { return }
+        faultStatistics.loads += 1
         for (object, record) in zip(faults, records) {
-            if let record { object.apply(record) }
+            if let record {
+                object.apply(record)
+                faultStatistics.fulfilledObjects += 1
+            }
         }
     }
 
     func fulfillFault(_ object: ManagedObject) {
+        faultStatistics.loads += 1
+        faultStatistics.fulfilledObjects += 1
         do {
             if let record = try loadRecord(for: object.objectID) {
                 object.apply(record)
