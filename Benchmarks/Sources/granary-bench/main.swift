@@ -95,10 +95,11 @@ func scaleFootnotes(options: BenchOptions, table: ScaleTable) -> [String] {
     var notes: [String] = []
     if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
     notes += [
-        "The object table's model, data and systems at \(small) and \(large) employees in \(table.departments) departments (so \(Format.grouped(Double(table.small / max(1, table.departments)))) and \(Format.grouped(Double(table.large / max(1, table.departments)))) members per department), each size in a new store filled once (O1, timed once). GRDB records with a `DatabaseQueue` and a `DatabasePool`, the faster shown. The other times are the median of \(options.repetitions) runs, each in a new context.",
+        "The object table's model, data and systems at \(small) and \(large) employees in \(table.departments) departments (so \(Format.grouped(Double(table.small / max(1, table.departments)))) and \(Format.grouped(Double(table.large / max(1, table.departments)))) members per department), each size in a new store filled once (O1, timed once). GRDB records with a `DatabaseQueue` and a `DatabasePool`, the faster shown. The other times are the median of \(options.repetitions) runs, each in a new context; each run of a row goes through both sizes in turn, so that other work on the machine weighs on both.",
         "Growth per object: the time per object at \(large) ÷ the time per object at \(small) (for O8, bytes per object ÷ bytes per object). 1.0× is exactly linear; up to \(Format.ratio(ScaleTable.linearLimit)) reads as linear, since more objects miss more of every cache.",
         "O5s: each department's `employees` sorted by name in Swift (`sorted { $0.name < $1.name }`), then each member's hiring date read in that order; in Granary the sort touches the members in an order unrelated to the set's. GRDB records: the department's employees by foreign key, sorted the same way.",
         "O9: Granary fetches every employee with `fetchBatchSize = \(ScaleWorkload.batchSize)` (faults, loaded a batch at a time as they are touched) and reads each one's salary in a fixed random order covering every position once. O10: the same through a `FetchedResultsController` sorted by salary with the same batch size (`performFetch()`, then `object(at:)`). GRDB has no batched fetch: its peer fetches every record (ordered by id, or by salary) and reads them in the same order.",
+        "O11: Granary reads `employee.department?.name` for every employee of a fetch; the departments are not held by anything else, as in a list that shows each employee's department. GRDB records: the departments fetched once into a dictionary by id, then every employee and its department's name from the dictionary.",
     ]
     if let batched = table.cells[.batchedRandom]?.large[.granary]?.measurement, let whole = table.cells[.fetchAll]?.large[.granary]?.measurement,
         let factor = whole.advantage(over: batched)
@@ -226,15 +227,15 @@ do {
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).
         let systems = [try GranaryObjectStore.system()]
             + (options.isGranaryOnly ? [] : SQLiteSetup.ConnectionKind.allCases.map { GRDBObjectRecordsStore.system($0, cacheMiB: options.sqliteCacheMiB) })
+        report("scale: generating \(options.objects) and \(options.scaleObjects) employees")
+        let sizes = [options.objects, options.scaleObjects].map { ScaleSuiteRunner.Size(employees: $0) }
+        let departments = sizes[0].dataset.departments.count
+        let results = try systems.map { try runner.run($0, sizes: sizes) }
         var cellsBySize: [[ScaleWorkload: [SystemColumn: Cell]]] = []
-        var departments = 0
-        for employees in [options.objects, options.scaleObjects] {
-            report("scale: generating \(employees) employees")
-            let size = ScaleSuiteRunner.Size(employees: employees)
-            departments = size.dataset.departments.count
-            let results = try systems.map { try runner.run($0, size) }
-            try checkAgreement(results, workloads: ScaleWorkload.allCases) { "\($0.title(departments: departments)) at \(employees)" }
-            cellsBySize.append(Dictionary(uniqueKeysWithValues: ScaleWorkload.allCases.map { ($0, bestCells(results, workload: $0)) }))
+        for (k, size) in sizes.enumerated() {
+            let atSize = results.map { $0[k] }
+            try checkAgreement(atSize, workloads: ScaleWorkload.allCases) { "\($0.title(departments: departments)) at \(size.dataset.employees.count)" }
+            cellsBySize.append(Dictionary(uniqueKeysWithValues: ScaleWorkload.allCases.map { ($0, bestCells(atSize, workload: $0)) }))
         }
         let heading = options.isMarkdown ? "### Scale: object-level rows at two sizes" : "Scale: object-level rows at two sizes"
         var table = ScaleTable(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading,

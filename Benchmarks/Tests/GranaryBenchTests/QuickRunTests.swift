@@ -87,7 +87,7 @@ import Testing
         #expect(lines.first?.hasPrefix("Machine: ") == true)
         #expect(output.contains("### Scale"))
         #expect(output.contains("Granary 1,000 | Granary 2,000 | Granary growth per object"))
-        for row in ["O1", "O2", "O5", "O5s", "O8", "O9", "O10"] {
+        for row in ["O1", "O2", "O5", "O5s", "O8", "O9", "O10", "O11"] {
             let line = lines.first { $0.hasPrefix("| \(row). ") }
             #expect(line != nil, "no row for \(row)")
             // A figure in every cell: two sizes and a growth for each system, and the ratio.

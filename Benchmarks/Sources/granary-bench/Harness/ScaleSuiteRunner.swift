@@ -22,41 +22,68 @@ struct ScaleSuiteRunner {
         }
     }
 
-    /// Runs every scale workload against `system` on `size`'s data and returns what they measured.
+    /// A timed read of the scale table, with the words its progress line uses.
+    private typealias Read = (workload: ScaleWorkload, label: String, body: @Sendable (any ScaleBenchStore, Size) throws -> Int)
+
+    private static let reads: [Read] = [
+        (.fetchAll, "fetch all", { store, _ in try store.fetchAllEmployees() }),
+        (.toMany, "to-many relationships", { store, _ in try store.walkDepartments() }),
+        (.toManySorted, "to-many relationships, sorted", { store, _ in try store.walkDepartmentsSortedByName() }),
+        (.batchedRandom, "batched fetch in random order", { store, size in try store.readBatchedFetch(at: size.positions) }),
+        (.fetchedResultsRandom, "fetched results in random order", { store, size in try store.readFetchedResults(at: size.positions) }),
+        (.toOne, "to-one relationships", { store, _ in try store.readDepartmentNames() }),
+    ]
+
+    /// Runs every scale workload against `system` at each size and returns what they measured, one
+    /// result per size. Each size has its own store, all open at once, and each repetition of a read
+    /// runs at every size in turn: the figures of both sizes then come from the same minutes, so that
+    /// other work on the shared machine weighs on both and the growth between them stays meaningful.
     /// - Throws: whatever the system throws; `BenchError.misconfigured` for a system that does not run
-    ///   the scale workloads.
-    func run(_ system: ObjectBenchSystem, _ size: Size) throws -> SuiteResult<ScaleWorkload> {
-        let count = size.dataset.employees.count
-        let name = system.column.title + (system.configuration.map { " [\($0)]" } ?? "") + " at \(Format.grouped(Double(count)))"
-        var result = SuiteResult<ScaleWorkload>(column: system.column, configuration: system.configuration)
-        let folder = try scratch.makeFolder("scale-\(system.column)-\(system.configuration ?? "default")-\(count)")
-        defer { scratch.remove(folder) }
-        guard let store = try system.create(folder) as? any ScaleBenchStore else {
-            throw BenchError.misconfigured("\(system.column.title) does not run the scale workloads")
+    ///   the scale workloads, `.resultsDisagree` for repetitions that read different checksums.
+    func run(_ system: ObjectBenchSystem, sizes: [Size]) throws -> [SuiteResult<ScaleWorkload>] {
+        let name = system.column.title + (system.configuration.map { " [\($0)]" } ?? "")
+        var results = sizes.map { _ in SuiteResult<ScaleWorkload>(column: system.column, configuration: system.configuration) }
+        var stores: [any ScaleBenchStore] = []
+        var folders: [URL] = []
+        defer { for folder in folders { scratch.remove(folder) } }
+        for (k, size) in sizes.enumerated() {
+            let count = size.dataset.employees.count
+            let folder = try scratch.makeFolder("scale-\(system.column)-\(system.configuration ?? "default")-\(count)")
+            folders.append(folder)
+            guard let store = try system.create(folder) as? any ScaleBenchStore else {
+                throw BenchError.misconfigured("\(system.column.title) does not run the scale workloads")
+            }
+            progress("\(name): insert \(count)")
+            results[k].measurements[.insert] = .time(try Stopwatch.time { try store.insert(size.dataset) }.duration)
+            stores.append(store)
         }
-        progress("\(name): insert")
-        result.measurements[.insert] = .time(try Stopwatch.time { try store.insert(size.dataset) }.duration)
-
-        progress("\(name): fetch all")
-        (result.measurements[.fetchAll], result.checksums[.fetchAll]) = try timeRepeated { try store.fetchAllEmployees() }
-        progress("\(name): to-many relationships")
-        (result.measurements[.toMany], result.checksums[.toMany]) = try timeRepeated { try store.walkDepartments() }
-        progress("\(name): to-many relationships, sorted")
-        (result.measurements[.toManySorted], result.checksums[.toManySorted]) = try timeRepeated { try store.walkDepartmentsSortedByName() }
-        progress("\(name): batched fetch in random order")
-        (result.measurements[.batchedRandom], result.checksums[.batchedRandom]) = try timeRepeated { try store.readBatchedFetch(at: size.positions) }
-        progress("\(name): fetched results in random order")
-        (result.measurements[.fetchedResultsRandom], result.checksums[.fetchedResultsRandom]) =
-            try timeRepeated { try store.readFetchedResults(at: size.positions) }
-        progress("\(name): memory per object")
-        if let bytes = try store.bytesPerLoadedEmployee(count: count) {
-            result.measurements[.memoryPerObject] = .bytesPerObject(bytes)
+        for read in Self.reads {
+            progress("\(name): \(read.label)")
+            var times = sizes.map { _ in [Duration]() }
+            var checksums = sizes.map { _ in Set<Int>() }
+            for _ in 0..<options.repetitions {
+                for k in sizes.indices {
+                    let (checksum, duration) = try Stopwatch.time { try read.body(stores[k], sizes[k]) }
+                    times[k].append(duration)
+                    checksums[k].insert(checksum)
+                }
+            }
+            for k in sizes.indices {
+                guard checksums[k].count == 1, let checksum = checksums[k].first else {
+                    throw BenchError.resultsDisagree(workload: "repetitions of \(name), \(read.label)",
+                                                     detail: checksums[k].map(String.init).joined(separator: ", "))
+                }
+                results[k].measurements[read.workload] = .time(Stopwatch.median(times[k]))
+                results[k].checksums[read.workload] = checksum
+            }
         }
-        try store.close()
-        return result
-    }
-
-    private func timeRepeated(_ body: () throws -> Int) throws -> (Measurement, Int) {
-        try ObjectSuiteRunner.timeRepeated(options.repetitions, body)
+        for (k, size) in sizes.enumerated() {
+            progress("\(name): memory per object at \(size.dataset.employees.count)")
+            if let bytes = try stores[k].bytesPerLoadedEmployee(count: size.dataset.employees.count) {
+                results[k].measurements[.memoryPerObject] = .bytesPerObject(bytes)
+            }
+        }
+        for store in stores { try store.close() }
+        return results
     }
 }

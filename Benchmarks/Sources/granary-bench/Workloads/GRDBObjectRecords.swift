@@ -139,4 +139,14 @@ extension GRDBObjectRecordsStore: ScaleBenchStore {
             return checksum
         }
     }
+
+    /// The departments are few: an app would fetch them once and look each one up by id.
+    func readDepartmentNames() throws -> Int {
+        try writer.read { db in
+            let departments = Dictionary(uniqueKeysWithValues: try DepartmentRecord.fetchAll(db).map { ($0.id, $0) })
+            var checksum = 0
+            for employee in try EmployeeRecord.fetchAll(db) { checksum &+= departments[employee.departmentId]?.name.utf8.count ?? 0 }
+            return checksum
+        }
+    }
 }

@@ -220,4 +220,13 @@ extension GranaryObjectStore: ScaleBenchStore {
             return checksum
         }
     }
+
+    func readDepartmentNames() throws -> Int {
+        let context = makeContext()
+        return try context.performAndWait {
+            var checksum = 0
+            for employee in try context.fetch(FetchRequest<Employee>()) { checksum &+= employee.department?.name.utf8.count ?? 0 }
+            return checksum
+        }
+    }
 }

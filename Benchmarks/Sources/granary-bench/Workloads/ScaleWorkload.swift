@@ -4,7 +4,7 @@ import Foundation
 /// grows in proportion to the objects they touch. Issue 16 found one that did not (O5 took 144 ms at
 /// 100,000 employees and did not finish in 20 minutes at 1,000,000), which a table at one size cannot show.
 enum ScaleWorkload: Int, CaseIterable, Sendable {
-    case insert, fetchAll, toMany, toManySorted, memoryPerObject, batchedRandom, fetchedResultsRandom
+    case insert, fetchAll, toMany, toManySorted, memoryPerObject, batchedRandom, fetchedResultsRandom, toOne
 
     /// Objects per batch in the batched fetch and the fetched-results controller (`fetchBatchSize`).
     static let batchSize = 50
@@ -19,6 +19,7 @@ enum ScaleWorkload: Int, CaseIterable, Sendable {
         case .memoryPerObject: return "O8. memory per loaded employee (RSS growth)"
         case .batchedRandom: return "O9. batched fetch (batch size \(Self.batchSize)), every employee once in random order, read salary"
         case .fetchedResultsRandom: return "O10. fetched-results controller by salary (batch size \(Self.batchSize)), every row once in random order"
+        case .toOne: return "O11. fetch all employees, read each one's department's name (to-one)"
         }
     }
 }
@@ -36,4 +37,6 @@ protocol ScaleBenchStore: ObjectBenchStore {
     /// Fetches every employee ordered by salary (Granary: through a fetched-results controller with a
     /// batch size) and reads the salary of the one at each of `positions`.
     func readFetchedResults(at positions: [Int]) throws -> Int
+    /// Loads every employee and reads the name of its department; returns the sum of the names' lengths.
+    func readDepartmentNames() throws -> Int
 }
