@@ -57,6 +57,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var changed = ObjectTable<[ObjectIdentifier: Int]>()
     /// Changes since the last objects-did-change notification.
     var pendingNotification = ContextChanges()
+    /// What faulting has loaded in this context, for tests that count loads.
     var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
 
