@@ -89,6 +89,26 @@ func migrationFootnotes(options: BenchOptions, result: MigrationBench.Result) ->
     return notes
 }
 
+func scaleFootnotes(options: BenchOptions, table: ScaleTable) -> [String] {
+    let small = Format.grouped(Double(table.small))
+    let large = Format.grouped(Double(table.large))
+    var notes: [String] = []
+    if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
+    notes += [
+        "The object table's model, data and systems at \(small) and \(large) employees in \(table.departments) departments (so \(Format.grouped(Double(table.small / max(1, table.departments)))) and \(Format.grouped(Double(table.large / max(1, table.departments)))) members per department), each size in a new store filled once (O1, timed once). GRDB records with a `DatabaseQueue` and a `DatabasePool`, the faster shown. The other times are the median of \(options.repetitions) runs, each in a new context; each run of a row goes through both sizes in turn, so that other work on the machine weighs on both.",
+        "Growth per object: the time per object at \(large) ÷ the time per object at \(small) (for O8, bytes per object ÷ bytes per object). 1.0× is exactly linear; up to \(Format.ratio(ScaleTable.linearLimit)) reads as linear, since more objects miss more of every cache.",
+        "O5s: each department's `employees` sorted by name in Swift (`sorted { $0.name < $1.name }`), then each member's hiring date read in that order; in Granary the sort touches the members in an order unrelated to the set's. GRDB records: the department's employees by foreign key, sorted the same way.",
+        "O9: Granary fetches every employee with `fetchBatchSize = \(ScaleWorkload.batchSize)` (faults, loaded a batch at a time as they are touched) and reads each one's salary in a fixed random order covering every position once. O10: the same through a `FetchedResultsController` sorted by salary with the same batch size (`performFetch()`, then `object(at:)`). GRDB has no batched fetch: its peer fetches every record (ordered by id, or by salary) and reads them in the same order.",
+        "O11: Granary reads `employee.department?.name` for every employee of a fetch; the departments are not held by anything else, as in a list that shows each employee's department. GRDB records: the departments fetched once into a dictionary by id, then every employee and its department's name from the dictionary.",
+    ]
+    if let batched = table.cells[.batchedRandom]?.large[.granary]?.measurement, let whole = table.cells[.fetchAll]?.large[.granary]?.measurement,
+        let factor = whole.advantage(over: batched)
+    {
+        notes.append("O9 at \(large) took \(Format.ratio(factor)) the time of Granary's O2 (fetching every employee loaded, reading each salary) at the same size.")
+    }
+    return notes
+}
+
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
     let scratch = try ScratchDirectory(parent: options.parentDirectory)
@@ -200,6 +220,29 @@ do {
         let heading = options.isMarkdown ? "### Migration: a large store across one lightweight change" : "Migration: a large store across one lightweight change"
         let table = MigrationTable(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result,
                                    footnotes: migrationFootnotes(options: options, result: result))
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
+    if options.tables.contains(.scale) {
+        let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
+        // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).
+        let systems = [try GranaryObjectStore.system()]
+            + (options.isGranaryOnly ? [] : SQLiteSetup.ConnectionKind.allCases.map { GRDBObjectRecordsStore.system($0, cacheMiB: options.sqliteCacheMiB) })
+        report("scale: generating \(options.objects) and \(options.scaleObjects) employees")
+        let sizes = [options.objects, options.scaleObjects].map { ScaleSuiteRunner.Size(employees: $0) }
+        let departments = sizes[0].dataset.departments.count
+        let results = try systems.map { try runner.run($0, sizes: sizes) }
+        var cellsBySize: [[ScaleWorkload: [SystemColumn: Cell]]] = []
+        for (k, size) in sizes.enumerated() {
+            let atSize = results.map { $0[k] }
+            try checkAgreement(atSize, workloads: ScaleWorkload.allCases) { "\($0.title(departments: departments)) at \(size.dataset.employees.count)" }
+            cellsBySize.append(Dictionary(uniqueKeysWithValues: ScaleWorkload.allCases.map { ($0, bestCells(atSize, workload: $0)) }))
+        }
+        let heading = options.isMarkdown ? "### Scale: object-level rows at two sizes" : "Scale: object-level rows at two sizes"
+        var table = ScaleTable(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading,
+                               small: options.objects, large: options.scaleObjects,
+                               cells: Dictionary(uniqueKeysWithValues: ScaleWorkload.allCases.map { ($0, (cellsBySize[0][$0] ?? [:], cellsBySize[1][$0] ?? [:])) }),
+                               departments: departments)
+        table.footnotes = scaleFootnotes(options: options, table: table)
         rendered.append(table.render(markdown: options.isMarkdown))
     }
     print(rendered.joined(separator: "\n"), terminator: "")

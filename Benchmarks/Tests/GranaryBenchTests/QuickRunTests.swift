@@ -80,6 +80,22 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
     }
 
+    @Test func onlyScalePrintsEachRowAtBothSizes() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "scale", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Machine: ") == true)
+        #expect(output.contains("### Scale"))
+        #expect(output.contains("Granary 1,000 | Granary 2,000 | Granary growth per object"))
+        for row in ["O1", "O2", "O5", "O5s", "O8", "O9", "O10", "O11"] {
+            let line = lines.first { $0.hasPrefix("| \(row). ") }
+            #expect(line != nil, "no row for \(row)")
+            // A figure in every cell: two sizes and a growth for each system, and the ratio.
+            #expect(line.map { !$0.contains("n/a") } == true, "a cell of \(row) is missing")
+        }
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O3. ") })
+    }
+
     @Test func unknownFlagExitsWithUsageStatus() throws {
         let (status, output) = try Self.run(["--no-such-flag"])
         #expect(status == 2)

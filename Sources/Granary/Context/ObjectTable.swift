@@ -64,6 +64,14 @@ struct ObjectTable<Map: SlotMap> {
         return slots[slot]
     }
 
+    /// The object under `key`, and whether the table is all that holds it, for a caller that decides
+    /// for itself whether to keep such an object (`liveObject(forKey:)` never does).
+    mutating func entry(forKey key: Key) -> (object: ManagedObject, isHeldOnlyHere: Bool)? {
+        guard let slot = slotOf.lookUp(key) else { return nil }
+        let isHeldOnlyHere = isKnownUniquelyReferenced(&slots[slot])
+        return slots[slot].map { ($0, isHeldOnlyHere) }
+    }
+
     /// Removes every object that only the table holds. In place: when every object is still held (a
     /// fetch building its result) nothing is rebuilt, only scanned.
     mutating func removeObjectsHeldOnlyHere(keyOf: (ManagedObject) -> Key) {

@@ -24,7 +24,9 @@ public struct FetchRequest<Result: ManagedObject> {
     public var fetchLimit = 0
     public var fetchOffset = 0
     /// When positive, objects are handed out as faults and loaded this many at a time as they are
-    /// touched, so iterating a big result keeps a bounded number of loaded objects.
+    /// touched, so iterating a big result in order keeps a bounded number of loaded objects. Touched out
+    /// of order (sorted in memory, at random), the result stops giving loaded objects back once that
+    /// would make it reload more than it saves: it then ends up loaded whole, as without a batch size.
     public var fetchBatchSize = 0
     /// Unsaved inserts, edits and deletes of the context count, as in Core Data (the default).
     public var includesPendingChanges = true

@@ -38,7 +38,7 @@ public struct Managed<Value>: ManagedStorage {
             if KeyPathProbe.isProbing, let probe = KeyPathProbe.current {
                 return probe.record(object, property: i, as: Value.self)
             }
-            let raw = object.publicValue(at: i)
+            let raw = object.publicValue(at: i, pendingMembers: true)
             // A value stored as exactly the declared type (and `Int64` for `Int`), without a
             // conditional cast: in this unspecialized getter, any `Value?` (a conditional cast's
             // result, or `coerce`'s) makes the frame ask the runtime for `Optional<Value>`'s metadata,
@@ -70,6 +70,12 @@ public struct Managed<Value>: ManagedStorage {
     /// holds no `Value?` (its frame then needs that type's metadata, a runtime lookup on every read).
     @inline(never)
     private static func coerced(_ raw: Any?, of object: ManagedObject, at i: Int) -> Value {
+        var raw = raw
+        if case .toMany = object.layout.kinds[i], let members = raw as? ToManyMembers {
+            if let collection = Value.self as? any ManagedMemberCollection.Type { return members.handedOut(as: collection) as! Value }
+            // Declared some other way (an optional set): the untyped collection, cast.
+            raw = members.handedOut()
+        }
         if let value = ManagedValueCoercion.coerce(raw, to: Value.self) { return value }
         // A required property that was never set reads as its type's zero value; `save()` reports
         // it as missing. Never a crash for data the program did not control.

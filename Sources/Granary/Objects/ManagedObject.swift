@@ -123,7 +123,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         #endif
     }
 
-    func publicValue(at i: Int) -> Any? {
+    /// The value `value(forKey:)` hands out; with `pendingMembers`, a to-many's members come as
+    /// `ToManyMembers`, for a reader that puts them in a collection of its own type.
+    func publicValue(at i: Int, pendingMembers: Bool = false) -> Any? {
         assertOnContextQueue()
         fireFaultIfNeeded()
         switch layout.kinds[i] {
@@ -133,14 +135,12 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             guard let stored = values[i], let id = stored as? ManagedObjectID else { return nil }
             return managedObjectContext?.registeredOrFault(id)
         case .toMany(let r):
-            let objects = managedObjectContext?.registeredOrFaults(values[i] as? [ManagedObjectID] ?? []) ?? []
+            let context = managedObjectContext
             // The members stay faults (as in Core Data), but the first one touched loads its batch
             // of them in one pass, as a fired relationship fault fills Core Data's row cache.
-            if let context = managedObjectContext {
-                let faults = objects.filter { $0.faultState && $0.batch == nil }
-                if faults.count > 1 { BatchFaulter.attach(faults, batchSize: BatchFaulter.relationshipBatchSize, context: context) }
-            }
-            return r.isOrdered ? objects as Any : Set(objects) as Any
+            let members = ToManyMembers(objects: context?.registeredOrFaults(values[i] as? [ManagedObjectID] ?? []) ?? [],
+                                        isOrdered: r.isOrdered, context: context)
+            return pendingMembers ? members : members.handedOut()
         }
     }
 

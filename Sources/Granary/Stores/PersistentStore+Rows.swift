@@ -108,6 +108,25 @@ extension PersistentStore {
     func record(for id: ManagedObjectID) throws -> ObjectRecord? {
         try records(for: [id])[0]
     }
+
+    /// The version of an object's row, or `nil` when it is gone or not in this store. Reads the row's
+    /// first values only: a row holding a large to-many relationship costs no more than any other.
+    func rowVersion(of id: ManagedObjectID) throws -> Int64? {
+        guard id.persistentStoreIdentifier == identifier, !id.isTemporaryID, let key = id.primaryKey else { return nil }
+        let snapshot = engine.read()
+        let tableID = try tableIDs[id.entityName] ?? snapshot.tableID(of: entityMapping(id.entityName).tableName)
+        guard let table = tableMapping(for: tableID, in: snapshot) else { return nil }
+        var version: Int64?
+        try snapshot.keyedRows(of: table.name).withRows(forKeys: [key]) { _, encoded in
+            guard let encoded else { return }
+            var values = try encoded.values()
+            for column in 0...StorageMapping.versionColumn {
+                guard let value = try values.next() else { return }
+                if column == StorageMapping.versionColumn, case .int(let v) = value { version = v }
+            }
+        }
+        return version
+    }
 }
 
 /// An entity's layout with the column of each of its properties, so that encoding and decoding a row

@@ -144,6 +144,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try store(for: id).record(for: id)
     }
 
+    /// The version of an object's row in its store now, or `nil` when the row is gone.
+    func rowVersion(of id: ManagedObjectID) throws -> Int64? {
+        try store(for: id).rowVersion(of: id)
+    }
+
     /// The current records of several objects of one store, read from one snapshot (nil for a row
     /// that is gone), in the order of `ids`.
     func records(for ids: [ManagedObjectID]) throws -> [ObjectRecord?] {

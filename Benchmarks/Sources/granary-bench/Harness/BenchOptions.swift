@@ -15,8 +15,11 @@ struct BenchOptions {
     var queries = 5_000
     /// Single-insert durable transactions in workloads 7 and 8 (and fdatasync calls in workload 11).
     var durableTransactions = 2_000
-    /// Employees in the object-level table (spread over up to 100 departments).
+    /// Employees in the object-level table (spread over up to 100 departments), and the smaller size of
+    /// the scale table.
     var objects = 100_000
+    /// Employees at the larger size of the scale table.
+    var scaleObjects = 1_000_000
     /// Fetches in object workloads O3 and O4.
     var objectQueries = 2_000
     /// Objects imported per layout in the stacks table.
@@ -41,25 +44,30 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
+                             [--scale-objects N]
 
           --rows N        rows in the main table (default 100000)
           --large-rows N  rows in the store measured for reopen time and size, and objects in the
                           migration table's store (default 1000000)
-          --objects N     employees in the object-level table (default 100000)
+          --objects N     employees in the object-level table, and the smaller size of the scale table
+                          (default 100000)
           --only TABLE    run one table: main (the engine against SQLite), objects (the object level), or
                           stacks (importing while the main context fetches; only run when asked for), or
-                          migration (a large store across one model change; only run when asked for)
+                          migration (a large store across one model change; only run when asked for), or
+                          scale (object-level rows at --objects and --scale-objects employees; only run
+                          when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
-          --granary-only  object table only: run Granary's column alone and print its figures (for
-                          profiling; no peers, so no ratios)
+          --granary-only  object and scale tables: run Granary's column alone (for profiling; no
+                          peers, so no ratios)
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
           --sqlite-cache-mb N
                           SQLite page cache per connection in MiB (default: SQLite's own, 2 MiB)
           --stack-objects N  objects imported per layout in the stacks table (default 200000)
           --stack-chunk N    objects per import context and save in the stacks table (default 2000)
+          --scale-objects N  employees at the larger size of the scale table (default 1000000)
         """
 
     /// Parses `arguments` (without the program name).
@@ -71,6 +79,7 @@ struct BenchOptions {
         var explicitObjects: Int?
         var explicitStackObjects: Int?
         var explicitStackChunk: Int?
+        var explicitScaleObjects: Int?
         var iterator = arguments.makeIterator()
         func count(after flag: String) throws -> Int {
             guard let text = iterator.next(), let n = Int(text.replacingOccurrences(of: "_", with: "")), n > 0 else {
@@ -97,6 +106,7 @@ struct BenchOptions {
             case "--sqlite-cache-mb": options.sqliteCacheMiB = try count(after: argument)
             case "--stack-objects": explicitStackObjects = try count(after: argument)
             case "--stack-chunk": explicitStackChunk = try count(after: argument)
+            case "--scale-objects": explicitScaleObjects = try count(after: argument)
             case "--help", "-h": throw BenchError.helpRequested
             default: throw BenchError.usage("unknown argument \(argument)")
             }
@@ -108,6 +118,7 @@ struct BenchOptions {
             options.queries = 100
             options.durableTransactions = 20
             options.objects = 1_000
+            options.scaleObjects = 2_000
             options.objectQueries = 50
             options.stackObjects = 2_000
             options.stackChunk = 200
@@ -120,6 +131,7 @@ struct BenchOptions {
         if let explicitObjects { options.objects = explicitObjects }
         if let explicitStackObjects { options.stackObjects = explicitStackObjects }
         if let explicitStackChunk { options.stackChunk = explicitStackChunk }
+        if let explicitScaleObjects { options.scaleObjects = explicitScaleObjects }
         return options
     }
 }
@@ -134,6 +146,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case stacks
     /// Schema migration of a large store (`--large-rows` objects) across one lightweight change.
     case migration
+    /// Object-level workloads at two sizes (`--objects`, `--scale-objects`), to show how their cost grows.
+    case scale
 }
 
 /// Why the bench stopped before printing its table.

@@ -71,12 +71,16 @@ struct ObjectSuiteRunner {
         return result
     }
 
-    /// Runs `body` `options.repetitions` times and returns the median time and the last checksum (the
-    /// repetitions read the same data, so a checksum that changes between them is an error).
     private func timeRepeated(_ body: () throws -> Int) throws -> (Measurement, Int) {
+        try Self.timeRepeated(options.repetitions, body)
+    }
+
+    /// Runs `body` `repetitions` times and returns the median time and the last checksum (the
+    /// repetitions read the same data, so a checksum that changes between them is an error).
+    static func timeRepeated(_ repetitions: Int, _ body: () throws -> Int) throws -> (Measurement, Int) {
         var times: [Duration] = []
         var checksums = Set<Int>()
-        for _ in 0..<options.repetitions {
+        for _ in 0..<repetitions {
             let (checksum, duration) = try Stopwatch.time(body)
             times.append(duration)
             checksums.insert(checksum)

@@ -107,3 +107,46 @@ final class GRDBObjectRecordsStore: ObjectBenchStore {
 
     func close() throws { try writer.close() }
 }
+
+/// GRDB has no batched fetch: the like-for-like peer of a batched fetch read in random order is the
+/// whole fetch read in that order.
+extension GRDBObjectRecordsStore: ScaleBenchStore {
+    func walkDepartmentsSortedByName() throws -> Int {
+        try writer.read { db in
+            var checksum = 0
+            for department in try DepartmentRecord.fetchAll(db) {
+                let employees = try department.request(for: DepartmentRecord.employees).fetchAll(db).sorted { $0.name < $1.name }
+                for (k, employee) in employees.enumerated() { checksum &+= (k + 1) &* employee.hiredSeconds }
+            }
+            return checksum
+        }
+    }
+
+    func readBatchedFetch(at positions: [Int]) throws -> Int {
+        try writer.read { db in
+            let employees = try EmployeeRecord.order(GRDB.Column("id")).fetchAll(db)
+            var checksum = 0
+            for p in positions { checksum &+= (p + 1) &* employees[p].salary }
+            return checksum
+        }
+    }
+
+    func readFetchedResults(at positions: [Int]) throws -> Int {
+        try writer.read { db in
+            let employees = try EmployeeRecord.order(Self.salary).fetchAll(db)
+            var checksum = 0
+            for p in positions { checksum &+= (p + 1) &* employees[p].salary }
+            return checksum
+        }
+    }
+
+    /// The departments are few: an app would fetch them once and look each one up by id.
+    func readDepartmentNames() throws -> Int {
+        try writer.read { db in
+            let departments = Dictionary(uniqueKeysWithValues: try DepartmentRecord.fetchAll(db).map { ($0.id, $0) })
+            var checksum = 0
+            for employee in try EmployeeRecord.fetchAll(db) { checksum &+= departments[employee.departmentId]?.name.utf8.count ?? 0 }
+            return checksum
+        }
+    }
+}

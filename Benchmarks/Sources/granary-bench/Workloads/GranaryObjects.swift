@@ -181,3 +181,52 @@ final class GranaryObjectStore: ObjectBenchStore {
 
     func close() throws { try coordinator.remove(store) }
 }
+
+extension GranaryObjectStore: ScaleBenchStore {
+    func walkDepartmentsSortedByName() throws -> Int {
+        let context = makeContext()
+        return try context.performAndWait {
+            var checksum = 0
+            for department in try context.fetch(FetchRequest<Department>()) {
+                for (k, employee) in department.employees.sorted(by: { $0.name < $1.name }).enumerated() {
+                    checksum &+= (k + 1) &* Int(employee.hired.timeIntervalSince1970)
+                }
+            }
+            return checksum
+        }
+    }
+
+    func readBatchedFetch(at positions: [Int]) throws -> Int {
+        let context = makeContext()
+        return try context.performAndWait {
+            var request = FetchRequest<Employee>()
+            request.fetchBatchSize = ScaleWorkload.batchSize
+            let employees = try context.fetch(request)
+            var checksum = 0
+            for p in positions { checksum &+= (p + 1) &* employees[p].salary }
+            return checksum
+        }
+    }
+
+    func readFetchedResults(at positions: [Int]) throws -> Int {
+        let context = makeContext()
+        return try context.performAndWait {
+            var request = FetchRequest<Employee>(sortBy: [SortDescriptor(\.salary)])
+            request.fetchBatchSize = ScaleWorkload.batchSize
+            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context)
+            try controller.performFetch()
+            var checksum = 0
+            for p in positions { checksum &+= (p + 1) &* controller.object(at: IndexPath(item: p, section: 0)).salary }
+            return checksum
+        }
+    }
+
+    func readDepartmentNames() throws -> Int {
+        let context = makeContext()
+        return try context.performAndWait {
+            var checksum = 0
+            for employee in try context.fetch(FetchRequest<Employee>()) { checksum &+= employee.department?.name.utf8.count ?? 0 }
+            return checksum
+        }
+    }
+}
