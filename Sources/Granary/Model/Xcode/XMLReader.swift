@@ -354,6 +354,7 @@ struct XMLReader {
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 advance()
                 while let inner = peek(), inner != byte { advance() }
+                guard peek() != nil else { throw error("the quoted string in the DOCTYPE opened at line \(startLine) is not closed") }
             }
             advance()
         }
