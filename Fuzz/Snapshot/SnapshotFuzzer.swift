@@ -22,13 +22,14 @@ import FuzzSupport
         guard let mode = input.first else { return }
         var bytes = Array(input.dropFirst())
         if mode & 1 == 1 { StorageFuzzing.repairSnapshotChecksums(&bytes) }
-        guard let loaded = try? StorageFuzzing.loadSnapshot(bytes, rebuildIndexes: mode & 2 == 2) else { return }
+        let rebuildIndexes = mode & 2 == 2
+        guard let loaded = try? StorageFuzzing.loadSnapshot(bytes, rebuildIndexes: rebuildIndexes) else { return }
         let rewritten: [UInt8]
-        do { rewritten = try StorageFuzzing.rewriteSnapshot(bytes, at: scratch + "/rewritten.snap") } catch {
+        do { rewritten = try StorageFuzzing.rewriteSnapshot(bytes, rebuildIndexes: rebuildIndexes, at: scratch + "/rewritten.snap") } catch {
             FuzzDriver.fail("a snapshot that loads cannot be written again: \(error)", input)
         }
         let again: StorageFuzzing.SnapshotSummary
-        do { again = try StorageFuzzing.loadSnapshot(rewritten, rebuildIndexes: mode & 2 == 2) } catch {
+        do { again = try StorageFuzzing.loadSnapshot(rewritten) } catch {
             FuzzDriver.fail("a rewritten snapshot does not load: \(error)", input)
         }
         guard again.lsn == loaded.lsn, again.tables == loaded.tables else {

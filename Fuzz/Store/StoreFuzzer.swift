@@ -13,6 +13,9 @@ import FuzzSupport
 @main enum StoreFuzzer {
     static let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("granary-fuzz-store-\(getpid())")
 
+    /// Set FUZZ_VERBOSE to see why each store did not open when replaying inputs.
+    static let verbose = ProcessInfo.processInfo.environment["FUZZ_VERBOSE"] != nil
+
     static func main() { FuzzDriver.run("fuzz-store", test) }
 
     static func test(_ input: [UInt8]) {
@@ -26,24 +29,34 @@ import FuzzSupport
         }
         try? FileManager.default.removeItem(at: scratch)
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        // The files are named after the LSNs their headers hold, as the engine names them.
+        // A store has a lock file, which a read-only open needs to find; the other files are named after
+        // the LSNs their headers hold, as the engine names them.
+        write([], named: "LOCK")
         if !snapshot.isEmpty { write(snapshot, named: String(format: "snapshot-%016llx.snap", lsn(in: snapshot))) }
         if !log.isEmpty { write(log, named: String(format: "log-%016llx.wal", lsn(in: log))) }
 
-        guard let first = contents(readOnly: true) else { return }
-        guard let repaired = contents(readOnly: false) else {
+        guard let first = contents(readOnly: true, metadata: !snapshot.isEmpty) else { return }
+        guard let repaired = contents(readOnly: false, metadata: true) else {
             FuzzDriver.fail("a store that opens read-only does not open read-write", input)
         }
-        guard repaired == first else { FuzzDriver.fail("read-write recovery sees other contents than read-only:\n\(first)\n\(repaired)", input) }
-        guard contents(readOnly: true) == first else { FuzzDriver.fail("the store reads differently after a read-write open", input) }
+        // A store with nothing committed has no metadata yet (each read-only open makes up a store UUID),
+        // and a read-write open creates it by committing its metadata.
+        if first.first?.hasPrefix("metadata ") == true, repaired != first {
+            FuzzDriver.fail("read-write recovery sees other contents than read-only:\n\(first)\n\(repaired)", input)
+        }
+        guard contents(readOnly: true, metadata: true) == repaired else {
+            FuzzDriver.fail("the store reads differently after a read-write open", input)
+        }
     }
 
-    /// Every table's schema and rows, or nil when the store does not open.
-    static func contents(readOnly: Bool) -> [String]? {
+    /// The metadata (when asked for, or once something is committed), the LSN, and every table's schema
+    /// and rows; nil when the store does not open.
+    static func contents(readOnly: Bool, metadata: Bool) -> [String]? {
         let engine: Engine
         do {
             engine = try Engine.open(.directory(scratch), options: Engine.Options(durability: .off, readOnly: readOnly, createIfMissing: false))
-        } catch is StorageError {
+        } catch let error as StorageError {
+            if verbose { print("open (readOnly: \(readOnly)): \(error)") }
             return nil
         } catch {
             FuzzDriver.fail("opening a store threw \(type(of: error)), not StorageError: \(error)", [])
@@ -51,7 +64,9 @@ import FuzzSupport
         defer { try? engine.close() }
         _ = engine.verify()
         let snapshot = engine.read()
-        var tables: [String] = ["metadata \(snapshot.metadata)"]
+        // A store with no snapshot and no commit has no metadata yet: each open makes up a store UUID.
+        var tables: [String] = metadata || snapshot.lsn > 0 ? ["metadata \(snapshot.metadata)"] : []
+        tables.append("lsn \(snapshot.lsn)")
         for name in snapshot.tableNames {
             var text = "\(name) \((try? snapshot.schema(of: name)).map { "\($0)" } ?? "?") next \((try? snapshot.nextKey(in: name)) ?? -1)"
             for (key, row) in (try? snapshot.rows(in: name)) ?? [] { text += "\n\(key): \(StorageFuzzing.encodeRow(row))" }

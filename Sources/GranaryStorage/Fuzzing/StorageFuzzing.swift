@@ -119,8 +119,8 @@ import Foundation
     /// Loads a snapshot and writes what it holds as a new snapshot at `path` (through a temporary file
     /// beside it), as a checkpoint would, returning the new file's bytes.
     /// - Throws: `StorageError` when the snapshot cannot be loaded or the file cannot be written.
-    public static func rewriteSnapshot(_ bytes: [UInt8], at path: String) throws -> [UInt8] {
-        let state = try SnapshotCodec.load(SnapshotContents(path: "fuzz.snap", bytes: bytes))
+    public static func rewriteSnapshot(_ bytes: [UInt8], rebuildIndexes: Bool = false, at path: String) throws -> [UInt8] {
+        let state = try SnapshotCodec.load(SnapshotContents(path: "fuzz.snap", bytes: bytes), rebuildIndexes: rebuildIndexes)
         let writer = try SnapshotWriter.create(temporaryPath: path + ".tmp", lsn: state.lsn)
         do {
             try SnapshotCodec.write(state, to: writer)
