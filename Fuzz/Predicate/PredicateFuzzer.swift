@@ -6,7 +6,8 @@ import Granary
 ///
 /// Property: any text parses or throws `PredicateParseError`, never traps; a predicate that parses
 /// describes itself as text that parses back to the same node (the round trip the parser tests check
-/// on hand-picked nodes).
+/// on hand-picked nodes), and fetches from a small store (planned, evaluated, counted, explained) or
+/// throws, never traps.
 @main enum PredicateFuzzer {
     /// One argument of each kind a placeholder can take, so that `%@`, `%K`, `%d` and `%f` are reached.
     nonisolated(unsafe) static let arguments: [Any?] = [
@@ -14,7 +15,12 @@ import Granary
         UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, Data([1, 2, 0xFF]), true, -7, Int64.max, Double.infinity,
     ]
 
-    static func main() { FuzzDriver.run("fuzz-predicate", test) }
+    nonisolated(unsafe) static var fixture: FetchFixture?
+
+    static func main() {
+        do { fixture = try FetchFixture() } catch { fatalError("the fetch fixture cannot be built: \(error)") }
+        FuzzDriver.run("fuzz-predicate", test)
+    }
 
     static func test(_ bytes: [UInt8]) {
         let format = String(decoding: bytes, as: UTF8.self)
@@ -37,5 +43,6 @@ import Granary
         guard again == node || again.description == description else {
             FuzzDriver.fail("the description \(String(reflecting: description)) parses to another node: \(String(reflecting: again.description))", bytes)
         }
+        fixture?.fetch(node)
     }
 }

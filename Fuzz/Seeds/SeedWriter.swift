@@ -37,6 +37,13 @@ import Foundation
             "SUBQUERY(reports, $r, SUBQUERY($r.reports, $s, $s.age < 2).@count == 0).@count != 0",
             "age > %@ AND name BEGINSWITH[c] %@ OR manager.name == 'Ada' AND NOT (flag == YES) AND dept IN %@",
             "born > CAST(1e10, \"NSDate\") OR born == nil", "x == %@ AND y == %@ AND z == %@ AND w == %@ AND v == %@",
+            // The fields of the fuzz target's fetch fixture (FetchFixture), so that fetches get past the key check.
+            "age > 30 AND name BEGINSWITH[c] 'a'", "salary < 5000.5 OR price >= '9.80'", "flag == YES AND born > CAST(0, \"NSDate\")",
+            "id == CAST('E621E1F8-C36C-495A-93FC-0C247A3E6E5F', \"UUID\")", "blob == CAST('0102ff', \"NSData\")",
+            "manager.name == 'Ada' OR manager == nil", "ANY reports.age BETWEEN {30, 40}", "reports.@count == 0",
+            "SUBQUERY(reports, $r, $r.salary > 1000).@count > 0", "name IN {'Ada', 'Bob'} AND NOT age IN {1, 2}",
+            "name LIKE[cd] 'e*' OR name MATCHES '[A-Z].*'", "age == %d AND salary == %f", "%K == %@ AND name != nil",
+            "age >= -9223372036854775808 AND salary != -0.0 AND price < 1e400",
         ]
         for (i, format) in formats.enumerated() { try write(Array(format.utf8), to: "predicate", named: "seed-\(i)") }
     }
