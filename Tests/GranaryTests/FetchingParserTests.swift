@@ -132,6 +132,21 @@ private typealias PredicateParseError = Granary.PredicateParseError
         }
     }
 
+    /// Found by fuzzing (fuzz-predicate): `CAST(1e999, "NSDate")` parses to a date at an infinite interval,
+    /// which described itself as `CAST(inf, "NSDate")`, which does not parse.
+    @Test func datesAtNonFiniteIntervalsDescribeThemselvesParseably() throws {
+        let node = try parse("born > CAST(1e999, \"NSDate\")")
+        #expect(node == .compare(["born"], .greater, .value(.date(Date(timeIntervalSinceReferenceDate: .infinity)))))
+        #expect(try parse(node.description) == node, "\(node)")
+        for t in [-Double.infinity, .infinity, 1.5] {
+            let date = PredicateNode.compare(["born"], .equal, .value(.date(Date(timeIntervalSinceReferenceDate: t))))
+            #expect(try parse(date.description) == date, "\(date)")
+        }
+        let nan = PredicateNode.compare(["born"], .equal, .value(.date(Date(timeIntervalSinceReferenceDate: .nan))))
+        let parsed = try parse(nan.description)
+        #expect(parsed.description == nan.description)
+    }
+
     @Test func syntaxErrorsNameTheTokenAndItsOffset() {
         let bad = syntaxError("age >> 3")
         #expect(bad?.token == ">" && bad?.offset == 5)

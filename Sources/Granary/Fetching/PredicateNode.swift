@@ -238,7 +238,9 @@ enum PredicateFormat {
         case .int(let i): return String(i)
         case .double(let d): return d.isFinite ? String(d) : "CAST('\(d)', \"Double\")"
         case .string(let s): return quoted(s)
-        case .date(let d): return "CAST(\(d.timeIntervalSinceReferenceDate), \"NSDate\")"
+        // Through the double's own literal, so that an infinite or NaN interval (a literal such as 1e999
+        // overflows to one) is written in a form that parses back.
+        case .date(let d): return "CAST(\(literal(.double(d.timeIntervalSinceReferenceDate))), \"NSDate\")"
         case .uuid(let u): return "CAST('\(u.uuidString)', \"UUID\")"
         case .bytes(let b): return "CAST('\(b.map { String(format: "%02x", $0) }.joined())', \"NSData\")"
         case .reference(let r): return "CAST('\(r.table.rawValue)/\(r.key)', \"RowReference\")"
