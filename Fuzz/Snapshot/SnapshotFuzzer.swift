@@ -11,12 +11,9 @@ import FuzzSupport
 /// Property: any file loads or throws, never traps; a file that loads, written out again as a checkpoint
 /// would write it, loads as the same tables and rows.
 @main enum SnapshotFuzzer {
-    static let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("granary-fuzz-snapshot-\(getpid())").path
+    static let scratch = FuzzDriver.scratchDirectory("fuzz-snapshot").path
 
-    static func main() {
-        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        FuzzDriver.run("fuzz-snapshot", test)
-    }
+    static func main() { FuzzDriver.run("fuzz-snapshot", test) }
 
     static func test(_ input: [UInt8]) {
         guard let mode = input.first else { return }

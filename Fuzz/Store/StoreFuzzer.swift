@@ -11,7 +11,7 @@ import FuzzSupport
 /// a crash, and all three opens see the same tables and rows (recovery does not depend on the mode, and
 /// what a read-write open repaired reads back).
 @main enum StoreFuzzer {
-    static let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("granary-fuzz-store-\(getpid())")
+    static let scratch = FuzzDriver.scratchDirectory("fuzz-store")
 
     /// Set FUZZ_VERBOSE to see why each store did not open when replaying inputs.
     static let verbose = ProcessInfo.processInfo.environment["FUZZ_VERBOSE"] != nil

@@ -66,3 +66,14 @@ public enum FuzzDriver {
         }
     }
 }
+
+extension FuzzDriver {
+    /// A directory of the process's own for the files a target writes: in memory (/dev/shm) where there is
+    /// one, since a target that writes files writes them on every run, and the engine syncs them.
+    public static func scratchDirectory(_ name: String) -> URL {
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+        let url = base.appendingPathComponent("granary-\(name)-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
