@@ -2,7 +2,7 @@
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT ?= swift
 
-.PHONY: demo test bench deps deps-bench clean fuzz fuzz-build fuzz-seeds
+.PHONY: demo test bench deps deps-bench clean fuzz fuzz-build fuzz-seeds sanitize sanitize-address sanitize-thread
 
 deps:
 	@pkg-config --exists liblz4 2>/dev/null || { \
@@ -38,6 +38,22 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	Fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The test suite under AddressSanitizer, then ThreadSanitizer, each in a build directory of its own.
+# ThreadSanitizer runs with GRANARY_TSAN, which swaps Synchronization.Mutex for a pthread lock it can see
+# (SanitizerVisibleMutex); the few reports left that are not races are suppressed, each with its reason,
+# in .sanitizers/tsan.supp. Any report fails the run.
+sanitize: sanitize-address sanitize-thread
+
+sanitize-address: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 SWIFT_BACKTRACE=enable=no \
+	  $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address
+
+sanitize-thread: deps
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread -Xswiftc -DGRANARY_TSAN
+	TSAN_OPTIONS=suppressions=$(CURDIR)/.sanitizers/tsan.supp:halt_on_error=0:exitcode=66 SWIFT_BACKTRACE=enable=no \
+	  $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread -Xswiftc -DGRANARY_TSAN
 
 # Rewrites the seed corpora from real encodings (after a format change).
 fuzz-seeds:
