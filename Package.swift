@@ -71,3 +71,17 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets (Fuzz/, see FuzzDriver): libFuzzer targets when `make fuzz` builds them with
+// -sanitize=fuzzer and -DGRANARY_FUZZ; otherwise programs that run the inputs named on their command line,
+// so that the normal build keeps them compiling. fuzz-seeds writes their seed corpora.
+let fuzzTargets: [(name: String, folder: String, module: Target.Dependency)] = [
+    ("fuzz-predicate", "Predicate", "Granary"), ("fuzz-xml", "XML", "Granary"), ("fuzz-model", "Model", "Granary"),
+    ("fuzz-row", "Row", "GranaryStorage"), ("fuzz-log", "Log", "GranaryStorage"),
+    ("fuzz-snapshot", "Snapshot", "GranaryStorage"), ("fuzz-store", "Store", "GranaryStorage"),
+]
+package.targets += [
+    .target(name: "CFuzzer", path: "Fuzz/CFuzzer"),
+    .target(name: "FuzzSupport", dependencies: ["CFuzzer"], path: "Fuzz/Support"),
+    .executableTarget(name: "fuzz-seeds", dependencies: ["GranaryStorage"], path: "Fuzz/Seeds"),
+] + fuzzTargets.map { .executableTarget(name: $0.name, dependencies: [$0.module, "FuzzSupport"], path: "Fuzz/\($0.folder)") }

@@ -178,6 +178,9 @@ public final class Engine: @unchecked Sendable {
 
         let waitForSync = storage != nil && options.durability == .full
         if !waitForSync { publish(upTo: lsn) }
+        // Decided under the write lock, which guards what it reads (a background checkpoint switching
+        // log segments writes it); the checkpoint itself starts after the lock is released.
+        let checkpointIsDue = storage?.wantsCheckpoint ?? false
         writeLock.unlock()
         isLocked = false
 
@@ -185,7 +188,7 @@ public final class Engine: @unchecked Sendable {
             let synced = try storage.waitUntilDurable(lsn)
             publish(upTo: synced)
         }
-        if let storage, storage.wantsCheckpoint { startBackgroundCheckpoint() }
+        if checkpointIsDue { startBackgroundCheckpoint() }
         return result
     }
 

@@ -59,6 +59,28 @@ import Testing
         #expect(try open(dir).read().count(in: "t") == 400)
     }
 
+    /// Found by ThreadSanitizer (`make sanitize-thread`): a committer asked whether a checkpoint was due
+    /// after releasing the write lock, reading the log writer and its byte count while a background
+    /// checkpoint replaced them. Writers on several threads with a tiny threshold keep checkpoints
+    /// switching segments under their commits; ThreadSanitizer reports the race if it comes back.
+    @Test func concurrentCommitsDuringBackgroundCheckpointsAllSurvive() async throws {
+        let dir = temporaryDirectory()
+        let engine = try open(dir, .init(durability: .off, checkpointThreshold: 2 << 10))
+        try engine.write { tx in _ = try tx.createTable(TableSchema(name: "t", columns: [Column("s", .string)])) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for i in 0..<25 {
+                        try engine.write { tx in try tx.insert([.string(String(repeating: "w", count: 100) + "\(writer)-\(i)")], into: "t") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try engine.close()
+        #expect(try open(dir).read().count(in: "t") == 100)
+    }
+
     @Test func secondOpenForWritingGetsLockHeld() throws {
         let dir = temporaryDirectory()
         let engine = try open(dir)

@@ -119,6 +119,34 @@ private typealias PredicateParseError = Granary.PredicateParseError
         }
     }
 
+    /// Found by fuzzing (fuzz-predicate): the lexer read characters, and a combining mark joins the quote
+    /// or backslash before it into one character, so such strings did not lex, or lost their escape.
+    @Test func stringsWithCombiningMarksAfterAQuoteOrAnEscapeParse() throws {
+        #expect(try parse("n == '\u{301}a'") == .compare(["n"], .equal, .value(.string("\u{301}a"))))
+        #expect(try parse("n == 'a\\n\u{5C4}'") == .compare(["n"], .equal, .value(.string("a\n\u{5C4}"))))
+        #expect(try parse("n == 'a\\'\u{301}'") == .compare(["n"], .equal, .value(.string("a'\u{301}"))))
+        #expect(try parse("na\u{308}me == 1") == .compare(["na\u{308}me"], .equal, .value(1)))
+        for value in ["\u{301}", "x\n\u{5C4}", "'\u{301}", "\\\u{301}", "\t\u{20DD}"] {
+            let node = PredicateNode.string(["n"], .like, value, caseInsensitive: true)
+            #expect(try parse(node.description) == node, "\(node)")
+        }
+    }
+
+    /// Found by fuzzing (fuzz-predicate): `CAST(1e999, "NSDate")` parses to a date at an infinite interval,
+    /// which described itself as `CAST(inf, "NSDate")`, which does not parse.
+    @Test func datesAtNonFiniteIntervalsDescribeThemselvesParseably() throws {
+        let node = try parse("born > CAST(1e999, \"NSDate\")")
+        #expect(node == .compare(["born"], .greater, .value(.date(Date(timeIntervalSinceReferenceDate: .infinity)))))
+        #expect(try parse(node.description) == node, "\(node)")
+        for t in [-Double.infinity, .infinity, 1.5] {
+            let date = PredicateNode.compare(["born"], .equal, .value(.date(Date(timeIntervalSinceReferenceDate: t))))
+            #expect(try parse(date.description) == date, "\(date)")
+        }
+        let nan = PredicateNode.compare(["born"], .equal, .value(.date(Date(timeIntervalSinceReferenceDate: .nan))))
+        let parsed = try parse(nan.description)
+        #expect(parsed.description == nan.description)
+    }
+
     @Test func syntaxErrorsNameTheTokenAndItsOffset() {
         let bad = syntaxError("age >> 3")
         #expect(bad?.token == ">" && bad?.offset == 5)

@@ -65,6 +65,15 @@ import Testing
         #expect(syntaxError("<!DOCTYPE a [<!ENTITY x \"y\">]><a/>")?.reason.contains("internal subset") == true)
     }
 
+    /// Found by fuzzing (fuzz-xml): the reader stepped past the end of a file that ends inside a quoted
+    /// string of a DOCTYPE, and trapped.
+    @Test func aDoctypeEndingInsideAQuotedStringIsAnError() throws {
+        for text in ["<!DOCTYPE a \"b", "<!DOCTYPE a 'b", "<?xml version=\"1.0\"?>\n<!DOCTYPE < =a'>t<m>\n<m/>"] {
+            let error = try #require(syntaxError(text))
+            #expect(error.reason.contains("not closed"), "\(text): \(error)")
+        }
+    }
+
     @Test func malformedDocumentsFailAtTheirLine() throws {
         let cases: [(String, Int, String)] = [
             ("<a>\n<b>\n</a>", 3, "does not match <b>, opened at line 2"),

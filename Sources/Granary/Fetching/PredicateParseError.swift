@@ -1,8 +1,8 @@
 /// Everything that can go wrong reading or evaluating a predicate; each message names the offending
 /// token and its character offset, or the key path and entity involved.
 public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The format string does not parse: `token` (empty at the end of input) at `offset` characters from
-    /// the start was not what the parser expected.
+    /// The format string does not parse: `token` (empty at the end of input) at `offset` Unicode scalars
+    /// from the start (characters, in ASCII text) was not what the parser expected.
     case syntax(message: String, token: String, offset: Int)
     /// A `%@`, `%K`, `%d` or `%f` at `offset` has no argument, or one the placeholder cannot use.
     case argument(message: String, offset: Int)

@@ -46,11 +46,17 @@ private struct Token {
     var offset: Int
 }
 
+/// Splits a format string into tokens, reading it as Unicode scalars rather than characters: a combining
+/// mark after a quote or a backslash would join it into one character (`'` and U+0301 are one `Character`),
+/// so that a string starting with an accent, or an escape before one, would not be seen; a description
+/// of a parsed predicate may hold either. Offsets therefore count scalars (for ASCII, characters).
 private struct Lexer {
-    let chars: [Character]
+    let chars: [Unicode.Scalar]
     var i = 0
 
-    init(_ s: String) { chars = Array(s) }
+    init(_ s: String) { chars = Array(s.unicodeScalars) }
+
+    func text(_ range: Range<Int>) -> String { String(String.UnicodeScalarView(chars[range])) }
 
     func error(_ message: String, _ text: String, _ offset: Int) -> PredicateParseError {
         .syntax(message: message, token: text, offset: offset)
@@ -59,7 +65,7 @@ private struct Lexer {
     mutating func tokens() throws -> [Token] {
         var out: [Token] = []
         while true {
-            while i < chars.count, chars[i].isWhitespace { i += 1 }
+            while i < chars.count, chars[i].properties.isWhitespace { i += 1 }
             guard i < chars.count else {
                 out.append(Token(kind: .end, text: "", offset: chars.count))
                 return out
@@ -68,19 +74,28 @@ private struct Lexer {
         }
     }
 
-    static func isIdentifierStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
-    static func isIdentifierPart(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+    static func isIdentifierStart(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c == "_" }
+    /// Letters, digits, `_`, and the combining marks a letter may carry ("é" written as "e" and U+0301).
+    static func isIdentifierPart(_ c: Unicode.Scalar) -> Bool {
+        if c.properties.isAlphabetic || isDigit(c) || c == "_" { return true }
+        switch c.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
+    }
+    static func isDigit(_ c: Unicode.Scalar) -> Bool { c.properties.numericType != nil }
+    static func isHexDigit(_ c: Unicode.Scalar) -> Bool { c.isASCII && Character(c).isHexDigit }
 
     mutating func word() -> String {
         let start = i
         while i < chars.count, Self.isIdentifierPart(chars[i]) { i += 1 }
-        return String(chars[start..<i])
+        return text(start..<i)
     }
 
     mutating func next() throws -> Token {
         let start = i
         let c = chars[i]
-        func token(_ kind: Token.Kind) -> Token { Token(kind: kind, text: String(chars[start..<i]), offset: start) }
+        func token(_ kind: Token.Kind) -> Token { Token(kind: kind, text: text(start..<i), offset: start) }
         if Self.isIdentifierStart(c) {
             let w = word()
             let upper = w.uppercased()
@@ -96,30 +111,30 @@ private struct Lexer {
             default: return token(.variable(w))
             }
         }
-        if c.isNumber { return try number(start) }
+        if Self.isDigit(c) { return try number(start) }
         if c == "'" || c == "\"" { return try string(start, quote: c) }
         if c == "%" {
             i += 1
             var spec = ""
             while i < chars.count, chars[i] == "l" { spec.append("l"); i += 1 }
-            guard i < chars.count, "@Kdiuf".contains(chars[i]) else {
-                throw error("expected %@, %K, %d or %f", String(chars[start..<min(i + 1, chars.count)]), start)
+            guard i < chars.count, "@Kdiuf".unicodeScalars.contains(chars[i]) else {
+                throw error("expected %@, %K, %d or %f", text(start..<min(i + 1, chars.count)), start)
             }
-            spec.append(chars[i]); i += 1
+            spec.unicodeScalars.append(chars[i]); i += 1
             return token(.placeholder(spec.replacingOccurrences(of: "l", with: "")))
         }
         if c == "[" {
             i += 1
             let w = word()
             guard i < chars.count, chars[i] == "]", !w.isEmpty, w.allSatisfy({ "cdCD".contains($0) }) else {
-                throw error("expected a modifier [c], [d] or [cd]", String(chars[start..<min(i + 1, chars.count)]), start)
+                throw error("expected a modifier [c], [d] or [cd]", text(start..<min(i + 1, chars.count)), start)
             }
             i += 1
             return token(.modifier(w.lowercased()))
         }
         for symbol in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "<", ">", "=", "!", "(", ")", "{", "}", ",", ".", "-"] {
             if matches(symbol) {
-                i += symbol.count
+                i += symbol.unicodeScalars.count
                 return token(.symbol(symbol))
             }
         }
@@ -129,7 +144,7 @@ private struct Lexer {
 
     func matches(_ symbol: String) -> Bool {
         var j = i
-        for ch in symbol {
+        for ch in symbol.unicodeScalars {
             guard j < chars.count, chars[j] == ch else { return false }
             j += 1
         }
@@ -139,36 +154,36 @@ private struct Lexer {
     mutating func number(_ start: Int) throws -> Token {
         if chars[i] == "0", i + 1 < chars.count, chars[i + 1] == "x" || chars[i + 1] == "X" {
             i += 2
-            while i < chars.count, chars[i].isHexDigit { i += 1 }
-            return Token(kind: .number(String(chars[start..<i])), text: String(chars[start..<i]), offset: start)
+            while i < chars.count, Self.isHexDigit(chars[i]) { i += 1 }
+            return Token(kind: .number(text(start..<i)), text: text(start..<i), offset: start)
         }
-        while i < chars.count, chars[i].isNumber { i += 1 }
-        if i + 1 < chars.count, chars[i] == ".", chars[i + 1].isNumber {
+        while i < chars.count, Self.isDigit(chars[i]) { i += 1 }
+        if i + 1 < chars.count, chars[i] == ".", Self.isDigit(chars[i + 1]) {
             i += 1
-            while i < chars.count, chars[i].isNumber { i += 1 }
+            while i < chars.count, Self.isDigit(chars[i]) { i += 1 }
         }
         if i < chars.count, chars[i] == "e" || chars[i] == "E" {
             var j = i + 1
             if j < chars.count, chars[j] == "+" || chars[j] == "-" { j += 1 }
-            if j < chars.count, chars[j].isNumber {
+            if j < chars.count, Self.isDigit(chars[j]) {
                 i = j
-                while i < chars.count, chars[i].isNumber { i += 1 }
+                while i < chars.count, Self.isDigit(chars[i]) { i += 1 }
             }
         }
-        let text = String(chars[start..<i])
-        return Token(kind: .number(text), text: text, offset: start)
+        let number = text(start..<i)
+        return Token(kind: .number(number), text: number, offset: start)
     }
 
-    mutating func string(_ start: Int, quote: Character) throws -> Token {
+    mutating func string(_ start: Int, quote: Unicode.Scalar) throws -> Token {
         i += 1
         var value = ""
         while true {
-            guard i < chars.count else { throw error("unterminated string", String(chars[start...]), start) }
+            guard i < chars.count else { throw error("unterminated string", text(start..<chars.count), start) }
             let c = chars[i]
             i += 1
             if c == quote { break }
             if c == "\\" {
-                guard i < chars.count else { throw error("unterminated string", String(chars[start...]), start) }
+                guard i < chars.count else { throw error("unterminated string", text(start..<chars.count), start) }
                 let e = chars[i]
                 i += 1
                 switch e {
@@ -176,13 +191,13 @@ private struct Lexer {
                 case "t": value.append("\t")
                 case "r": value.append("\r")
                 case "0": value.append("\0")
-                default: value.append(e)
+                default: value.unicodeScalars.append(e)
                 }
             } else {
-                value.append(c)
+                value.unicodeScalars.append(c)
             }
         }
-        return Token(kind: .string(value), text: String(chars[start..<i]), offset: start)
+        return Token(kind: .string(value), text: text(start..<i), offset: start)
     }
 }
 

@@ -326,8 +326,10 @@ final class DurableStorage: @unchecked Sendable {
 
     // MARK: Checkpoints
 
+    /// Whether the log has grown past the checkpoint threshold. Called under the engine's write lock,
+    /// which guards `writer` and `logBytesSinceCheckpoint` (appends and segment switches change them
+    /// under it); read without it, a checkpoint switching segments raced with the read.
     var wantsCheckpoint: Bool {
-        // Read without the write lock: a stale value only delays or repeats a cheap check.
         writer != nil && logBytesSinceCheckpoint >= options.checkpointThreshold
     }
 

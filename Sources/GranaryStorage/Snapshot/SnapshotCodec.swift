@@ -80,8 +80,14 @@ enum SnapshotCodec {
     /// Loads a snapshot file into a state.
     /// - Throws: `StorageError.corruption` naming the file and offset for any damage.
     static func load(path: String, rebuildIndexes: Bool = false) throws -> EngineState {
+        try load(SnapshotContents.load(path: path), rebuildIndexes: rebuildIndexes)
+    }
+
+    /// Loads a snapshot already read into memory into a state; see `load(path:rebuildIndexes:)`.
+    /// - Throws: as `load(path:rebuildIndexes:)`.
+    static func load(_ contents: SnapshotContents, rebuildIndexes: Bool = false) throws -> EngineState {
         var state = EngineState()
-        let name = (path as NSString).lastPathComponent
+        let name = (contents.path as NSString).lastPathComponent
         var sawStore = false
         var indexesAreCurrent = false
         // The table whose records are being read; tables arrive one after the other.
@@ -101,7 +107,7 @@ enum SnapshotCodec {
             state.tableIDs[c.schema.name] = c.id
         }
 
-        let header = try SnapshotReader.read(path: path) { record in
+        let header = try SnapshotReader.read(contents) { record in
             var r = ByteReader(record, context: name)
             let typeByte = try r.readByte()
             guard let type = RecordType(rawValue: typeByte) else { throw r.corruption("unknown snapshot record type \(typeByte)") }

@@ -397,14 +397,20 @@ enum SnapshotReader {
     ///   `.unsupportedFormat`, `.io`, and whatever `body` throws.
     @discardableResult
     static func read(path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> (lsn: UInt64, records: Int) {
-        let contents = try SnapshotContents.load(path: path)
+        try read(SnapshotContents.load(path: path), body)
+    }
+
+    /// `read(path:_:)` over a snapshot already read into memory.
+    /// - Throws: as `read(path:_:)`.
+    @discardableResult
+    static func read(_ contents: SnapshotContents, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> (lsn: UInt64, records: Int) {
         for index in contents.blocks.indices { try contents.verifyChecksum(ofBlock: index) }
         var records = 0
         for index in contents.blocks.indices {
             records += try contents.forEachRecord(inBlock: index, body)
         }
         guard records == contents.recordCount else {
-            throw StorageError.corruption(file: path, offset: contents.footerOffset,
+            throw StorageError.corruption(file: contents.path, offset: contents.footerOffset,
                 reason: "footer promises \(contents.recordCount) records but the blocks hold \(records)")
         }
         return (contents.lsn, records)
