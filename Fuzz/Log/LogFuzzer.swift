@@ -18,7 +18,8 @@ import FuzzSupport
         guard let segment = try? StorageFuzzing.scanLog(bytes) else { return }
         guard segment.validEnd <= bytes.count else { FuzzDriver.fail("the valid end lies past the file", input) }
         if segment.validEnd > 0 {
-            let rebuilt = StorageFuzzing.logSegment(baseLSN: segment.baseLSN, payloads: segment.frames.map(\.payload))
+            let rebuilt = StorageFuzzing.logSegment(baseLSN: segment.baseLSN, version: segment.version,
+                                                    payloads: segment.frames.map(\.payload), syncedLSNs: segment.syncedLSNs)
             guard rebuilt == Array(bytes[..<segment.validEnd]) else {
                 FuzzDriver.fail("the accepted frames written out again differ from the file (stop: \(segment.stop))", input)
             }

@@ -37,7 +37,11 @@ import Foundation
     /// What a scan of a log segment found: the good frames in order, where reading stopped and why.
     public struct LogSegment: Sendable {
         public var baseLSN: UInt64
+        /// The segment's format version (0 when its header is torn).
+        public var version: UInt32
         public var frames: [(lsn: UInt64, payload: [UInt8])]
+        /// Each frame's synced LSN, in format 2 segments.
+        public var syncedLSNs: [UInt64?]
         public var validEnd: Int
         public var stop: String
     }
@@ -46,27 +50,36 @@ import Foundation
     /// - Throws: `StorageError.corruption` or `.unsupportedFormat` for a bad header.
     public static func scanLog(_ bytes: [UInt8]) throws -> LogSegment {
         var frames: [(lsn: UInt64, payload: [UInt8])] = []
+        var synced: [UInt64?] = []
         let scan = try bytes.withUnsafeBytes { raw in
-            try LogReader.scan(bytes: raw, path: "fuzz.wal", expectedBaseLSN: nil) { lsn, payload in
+            let version = raw.count >= LogFormat.fileHeaderSize ? raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian : 0
+            return try LogReader.scan(bytes: raw, path: "fuzz.wal", expectedBaseLSN: nil) { lsn, payload in
                 frames.append((lsn, Array(payload)))
+                // The payload points into `raw`, just after its frame's header.
+                let payloadOffset = payload.baseAddress! - raw.baseAddress!
+                synced.append(version >= 2 ? raw.loadUnaligned(fromByteOffset: payloadOffset - 8, as: UInt64.self).littleEndian : nil)
             }
         }
-        return LogSegment(baseLSN: scan.baseLSN, frames: frames, validEnd: Int(scan.validEnd), stop: "\(scan.stop)")
+        return LogSegment(baseLSN: scan.baseLSN, version: scan.version, frames: frames, syncedLSNs: synced,
+                          validEnd: Int(scan.validEnd), stop: "\(scan.stop)")
     }
 
     /// A segment laid out as `LogWriter` writes it: the header, then one frame per payload with
-    /// consecutive LSNs from `baseLSN`.
-    public static func logSegment(baseLSN: UInt64, payloads: [[UInt8]]) -> [UInt8] {
-        var bytes = LogFormat.fileHeader(baseLSN: baseLSN)
+    /// consecutive LSNs from `baseLSN`. In format 2 each frame carries its synced LSN (by default the LSN
+    /// before it, as a writer syncing every commit writes).
+    public static func logSegment(baseLSN: UInt64, version: UInt32 = 2, payloads: [[UInt8]], syncedLSNs: [UInt64?] = []) -> [UInt8] {
+        var bytes = LogFormat.fileHeader(baseLSN: baseLSN, version: version)
+        let frameHeaderSize = LogFormat.frameHeaderSize(version: version)
         for (i, payload) in payloads.enumerated() {
             let start = bytes.count
-            let frameHeaderSize = LogFormat.frameHeaderSize(version: LogFormat.version)
             var header = ByteWriter(capacity: frameHeaderSize)
             header.writeUInt32(UInt32(payload.count))
             header.writeUInt32(0)
             header.writeUInt64(baseLSN &+ UInt64(i))
-            // Each frame says the frames before it were synced, as a writer syncing every commit does.
-            header.writeUInt64(baseLSN &+ UInt64(i) &- 1)
+            if frameHeaderSize >= 24 {
+                let given = i < syncedLSNs.count ? syncedLSNs[i] : nil
+                header.writeUInt64(given ?? (baseLSN &+ UInt64(i) &- 1))
+            }
             bytes.append(contentsOf: header.bytes)
             bytes.append(contentsOf: payload)
             setChecksum(of: &bytes, frameAt: start, frameHeaderSize: frameHeaderSize)
