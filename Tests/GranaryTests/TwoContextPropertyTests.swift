@@ -323,25 +323,28 @@ import Testing
             if !problems.isEmpty { throw fail("after \(when):\n" + problems.joined(separator: "\n")) }
         }
 
-        /// Stored references to rows that do not exist, read from the raw rows (decoding would hide them).
-        func danglingReferences() throws -> [String] {
-            var problems: [String] = []
-            let snapshot = store.engine.read()
-            for table in snapshot.tableNames {
-                try snapshot.forEachRow(in: table) { key, row in
-                    for value in row.values {
-                        for ref in GraphRepair.references(in: value) {
-                            guard let target = snapshot.tableName(for: ref.table), try snapshot.contains(in: target, key: ref.key) else {
-                                problems.append("\(table) row \(key) refers to missing row \(ref)")
-                                continue
-                            }
+        func danglingReferences() throws -> [String] { try TwoContextPropertyTests.danglingReferences(in: store) }
+    }
+
+    /// Stored references to rows that do not exist in `store`, read from the raw rows (decoding would
+    /// hide them).
+    static func danglingReferences(in store: PersistentStore) throws -> [String] {
+        var problems: [String] = []
+        let snapshot = store.engine.read()
+        for table in snapshot.tableNames {
+            try snapshot.forEachRow(in: table) { key, row in
+                for value in row.values {
+                    for ref in GraphRepair.references(in: value) {
+                        guard let target = snapshot.tableName(for: ref.table), try snapshot.contains(in: target, key: ref.key) else {
+                            problems.append("\(table) row \(key) refers to missing row \(ref)")
+                            continue
                         }
                     }
-                    return true
                 }
+                return true
             }
-            return problems
         }
+        return problems
     }
 
     /// Records a failing seed, and writes it to standard error too: the property runner reports the
