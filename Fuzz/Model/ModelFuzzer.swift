@@ -10,7 +10,6 @@ import FuzzSupport
     static func main() { FuzzDriver.run("fuzz-model", test) }
 
     static func test(_ bytes: [UInt8]) {
-        if KnownIssues.startsWithCDATAOutsideAnElement(bytes) { return }
         do {
             let model = try ModelFuzzing.loadModel(contents: bytes)
             _ = model.versionHash
