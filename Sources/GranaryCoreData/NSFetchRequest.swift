@@ -95,7 +95,7 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         let name = resolvedEntityName(in: model)
         var request = FetchRequest<Object>(entityName: name)
         request.filter = try predicate?.predicateNode()
-        request.sortKeys = try (sortDescriptors ?? []).map { descriptor throws(ContextError) in try descriptor.sortKey(entity: name) }
+        request.sortKeys = try (sortDescriptors ?? []).map { descriptor throws(ContextError) in try descriptor.sortKey(entity: name, model: model) }
         request.fetchLimit = fetchLimit
         request.fetchOffset = fetchOffset
         request.fetchBatchSize = fetchBatchSize

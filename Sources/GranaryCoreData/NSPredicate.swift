@@ -24,11 +24,30 @@ open class NSPredicate: CustomStringConvertible {
     /// `init(format:argumentArray:)`.
     public init(format predicateFormat: String, argumentArray arguments: [Any?]?) {
         do {
-            parsed = .success(try PredicateParser.parse(predicateFormat, arguments: arguments ?? []))
+            parsed = .success(try PredicateParser.parse(predicateFormat, arguments: (arguments ?? []).map(Self.swiftValue)))
         } catch let error as PredicateParseError {
             parsed = .failure(error)
         } catch {
             parsed = .failure(.argument(message: "\(error)", offset: 0))
+        }
+    }
+
+    /// Foundation's reference types as the Swift values Granary's parser takes: Core Data code passes
+    /// `NSNumber`, `NSString`, `NSDate`, `NSArray`, `NSSet` arguments.
+    static func swiftValue(_ value: Any?) -> Any? {
+        switch value {
+        case let decimal as NSDecimalNumber: return decimal.decimalValue
+        case let number as NSNumber:
+            switch String(cString: number.objCType) {
+            case "B": return number.boolValue
+            case "d", "f": return number.doubleValue
+            default: return number.int64Value
+            }
+        case let string as NSString: return string as String
+        case let date as NSDate: return date as Date
+        case let array as NSArray: return array.map { swiftValue($0) as Any }
+        case let set as NSSet: return set.map { swiftValue($0) as Any }
+        default: return value
         }
     }
 

@@ -7,8 +7,12 @@ import Granary
 /// selectors do not exist on Linux: `init(key:ascending:selector:)` is not offered; use
 /// `init(key:ascending:comparison:)` with `.caseInsensitive` or `.localized` instead.
 open class NSSortDescriptor: CustomStringConvertible {
-    /// The key path compared, dot-separated (`"author.name"`); nil only for a key path Swift cannot name.
+    /// The key path compared, dot-separated (`"author.name"`); for a descriptor made from a Swift key
+    /// path, its names as Swift describes them (nil for `@Managed` properties, which are named when a
+    /// fetch runs, from the entity).
     public let key: String?
+    /// The Swift key path this descriptor was made from, if any.
+    public let keyPath: AnyKeyPath?
     /// Whether smaller values come first.
     public let ascending: Bool
     /// How strings are compared.
@@ -17,6 +21,7 @@ open class NSSortDescriptor: CustomStringConvertible {
     /// Sorts by `key`: Core Data's `init(key:ascending:)`.
     public init(key: String?, ascending: Bool = true) {
         self.key = key
+        keyPath = nil
         self.ascending = ascending
         comparison = .binary
     }
@@ -26,27 +31,44 @@ open class NSSortDescriptor: CustomStringConvertible {
     /// `caseInsensitiveCompare:` is `.caseInsensitive`).
     public init(key: String?, ascending: Bool = true, comparison: SortKey.StringComparison) {
         self.key = key
+        keyPath = nil
         self.ascending = ascending
         self.comparison = comparison
     }
 
     /// Sorts by a property of a managed object class: Core Data's `init(keyPath:ascending:)`.
     public init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
-        key = KeyPathNames.components(of: keyPath)?.joined(separator: ".")
+        key = KeyPathNames.components(of: keyPath).flatMap { names in
+            names.contains { $0.hasPrefix("<") } ? nil : names.joined(separator: ".")
+        }
+        self.keyPath = keyPath
         self.ascending = ascending
         comparison = .binary
     }
 
     /// The descriptor with the opposite direction.
     public var reversedSortDescriptor: NSSortDescriptor {
-        NSSortDescriptor(key: key, ascending: !ascending, comparison: comparison)
+        NSSortDescriptor(copying: self, ascending: !ascending)
     }
 
-    /// Granary's form of this descriptor.
-    /// - Throws: `ContextError.invalidRequest` when the descriptor was made from a key path Swift cannot name.
-    public func sortKey(entity: String) throws(ContextError) -> SortKey {
+    private init(copying other: NSSortDescriptor, ascending: Bool) {
+        key = other.key
+        keyPath = other.keyPath
+        comparison = other.comparison
+        self.ascending = ascending
+    }
+
+    /// Granary's form of this descriptor, for a fetch of `entity` (which names a key path's `@Managed`
+    /// properties).
+    /// - Throws: `ContextError.invalidRequest` when the descriptor was made from a key path that names no
+    ///   property of the entity.
+    public func sortKey(entity: String, model: ManagedObjectModel?) throws(ContextError) -> SortKey {
+        if let keyPath, let model, let description = model.entity(named: entity),
+           let names = KeyPathNames.components(of: keyPath, entity: description, model: model) {
+            return SortKey(keyPath: names, ascending: ascending, comparison: comparison)
+        }
         guard let key else {
-            throw ContextError.invalidRequest(entity: entity, reason: "a sort descriptor's key path names no stored property")
+            throw ContextError.invalidRequest(entity: entity, reason: "the sort descriptor's key path \(keyPath.map { "\($0)" } ?? "") names no property")
         }
         return SortKey(key, ascending: ascending, comparison: comparison)
     }

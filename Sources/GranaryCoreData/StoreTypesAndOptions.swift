@@ -123,3 +123,12 @@ extension PersistentContainer {
         context.schedule { block(context) }
     }
 }
+
+/// The store's UUID in its metadata.
+public let NSStoreUUIDKey = PersistentStore.MetadataKey.storeUUID
+/// The store's type in its metadata.
+public let NSStoreTypeKey = PersistentStore.MetadataKey.storeType
+/// The version hashes of the model that wrote the store, in its metadata.
+public let NSStoreModelVersionHashesKey = PersistentStore.MetadataKey.modelVersionHashes
+/// The version identifiers of the model that wrote the store, in its metadata.
+public let NSStoreModelVersionIdentifiersKey = PersistentStore.MetadataKey.modelVersionIdentifiers
