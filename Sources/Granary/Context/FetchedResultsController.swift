@@ -281,7 +281,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
         case .compare(let path, _, let rhs):
             if case .keyPath(let other) = rhs, other.count > 1 { return true }
             return path.count > 1
-        case .isIn(let path, _), .between(let path, _, _), .string(let path, _, _, _, _), .isNil(let path): return path.count > 1
+        // An object test on a relationship of the object reads only the references the object holds.
+        case .isIn(let path, _), .between(let path, _, _), .string(let path, _, _, _, _), .isNil(let path), .objects(let path, _): return path.count > 1
         case .any, .count: return true
         }
     }

@@ -76,7 +76,31 @@ extension PersistentStore {
 
     func plan(_ fetch: StoreFetch) throws -> FetchPlan {
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        return try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        return try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
+                                     limit: fetch.limit, offset: fetch.offset, schema: schema)
+    }
+
+    /// The reference this store's rows hold for an object: `nil` for a temporary ID or an object of
+    /// another store, which no stored row can point at.
+    func objectReference(_ id: ManagedObjectID) -> RowReference? {
+        guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier, let table = tableIDs[id.entityName] else { return nil }
+        return RowReference(table: table, key: key)
+    }
+
+    /// The predicate with its top-level object tests on a to-one relationship of the entity itself
+    /// (`company == %@`, `company IN %@`) written as reference constants (`company IN {ref}`), which
+    /// mean the same here and which the planner can answer with an index on the relationship.
+    func bindingObjects(in predicate: PredicateNode?, schema: FetchSchema) -> PredicateNode? {
+        func bound(_ term: PredicateNode) -> PredicateNode {
+            guard case .objects(let path, let ids) = term, path.count == 1, case .toOne? = schema.field(path[0])?.kind else { return term }
+            return .isIn(path, ids.compactMap(objectReference).map(Value.reference))
+        }
+        switch predicate {
+        case .objects?: return bound(predicate!)
+        case .and(let terms)? where terms.contains(where: { if case .objects = $0 { return true } else { return false } }):
+            return .and(terms.map(bound))
+        default: return predicate
+        }
     }
 
     /// Runs a fetch and returns the matching records in order, with the statistics of how; on
@@ -84,7 +108,8 @@ extension PersistentStore {
     func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics, in snapshot: Snapshot? = nil) throws -> [ObjectRecord] {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        let plan = try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        let plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
+                                         limit: fetch.limit, offset: fetch.offset, schema: schema)
         statistics.lastFetchPlan = plan
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName
@@ -94,12 +119,15 @@ extension PersistentStore {
         // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
         // Made only for a residual or a sort in memory: most indexed fetches need neither, and making
         // it allocated its closure and its regex cache on every fetch.
-        lazy var evaluator = RowEvaluator(schema: schema) { [self] destination, ref in
+        lazy var evaluator = RowEvaluator(schema: schema, resolve: { [self] destination, ref in
             guard let entity = model.entity(named: destination), let name = snapshot.tableName(for: ref.table),
                 let row = try snapshot.row(in: name, key: ref.key)
             else { return nil }
             return (row, try fetchSchema(for: entity, includesSubentities: true))
-        }
+        }, objectReference: { [self] in objectReference($0) })
+        // The reference of a row of this table, for `SELF == object`.
+        let tableID = tableIDs[fetch.entity.name]
+        func reference(_ key: Int64) -> RowReference? { tableID.map { RowReference(table: $0, key: key) } }
 
         let pushed = plan.limitPushedDown
         var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
@@ -119,7 +147,7 @@ extension PersistentStore {
                     statistics.rowsExamined += 1
                     if let residual = plan.residual {
                         try encoded.decode(into: &row)
-                        if try evaluator.matches(residual, row: row) { records.append(try decoder.record(from: row, key: encoded.key)) }
+                        if try evaluator.matches(residual, row: row, reference: reference(encoded.key)) { records.append(try decoder.record(from: row, key: encoded.key)) }
                     } else {
                         records.append(try decoder.record(from: encoded))
                     }
@@ -150,7 +178,7 @@ extension PersistentStore {
             var skipped = 0
             try snapshot.forEachRow(in: tableName) { key, row in
                 statistics.rowsExamined += 1
-                if let residual = plan.residual, try !evaluator.matches(residual, row: row) { return true }
+                if let residual = plan.residual, try !evaluator.matches(residual, row: row, reference: reference(key)) { return true }
                 if pushed && skipped < fetch.offset {
                     skipped += 1
                     return true
@@ -163,7 +191,7 @@ extension PersistentStore {
                 statistics.indexScans += 1
                 for hit in try snapshot.query(query) {
                     statistics.rowsExamined += 1
-                    if let residual = plan.residual, try !evaluator.matches(residual, row: hit.row) { continue }
+                    if let residual = plan.residual, try !evaluator.matches(residual, row: hit.row, reference: reference(hit.key)) { continue }
                     rows.append(hit)
                 }
             }
