@@ -79,6 +79,8 @@ extension ManagedObjectContext {
             throw problems.first { if case .deleteDenied = $0 as? ContextError { return true } else { return false } } ?? ContextError.validation(all)
         }
         dropReferencesToDiscarded()
+        // Deleted objects leave the context as the save ends; the did-save notification hands them out.
+        let deletedBeforeSave = deletedObjects
         NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
         eventStreams.yield(.willSave)
         processPendingChanges()
@@ -91,7 +93,8 @@ extension ManagedObjectContext {
             coordinator.didSaveFeed.publish(saved, from: ObjectIdentifier(self))
         }
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [ContextChanges.userInfoKey: saved])
+        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self,
+                                        userInfo: saved.userInfo(objectsIn: self, deletedObjects: deletedBeforeSave))
         eventStreams.yield(.didSave(saved))
     }
 
