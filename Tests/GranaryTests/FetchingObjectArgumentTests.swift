@@ -172,6 +172,45 @@ import Testing
         }
     }
 
+    /// Without an index on the to-one, the store reads the rows the object's inverse to-many lists, by
+    /// key: Core Data indexes every to-one's foreign key; Granary has the inverse, which lists the same
+    /// rows, and changing the storage format to add indexes would break every existing store.
+    @Test func withoutAnIndexTheInverseRelationshipListsTheRows() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let f = try Self.populate(context)
+            for i in 0..<40 { makeEmployee(context, "X\(i)", salary: 10 + i, company: i % 2 == 0 ? f.globex : nil) }
+            try context.save()
+            var request = FetchRequest<ManagedObject>(entityName: "Employee")
+            request.filter = try PredicateParser.parse("company == %@ AND NOT name CONTAINS 'x'", arguments: [f.acme])
+            request.sortKeys = [SortKey("name", ascending: false)]
+            let plan = try context.explain(request)
+            #expect(plan.explain.hasPrefix("ROWS LISTED BY Company.employees (2)"), "\(plan)")
+            let before = coordinator.fetchStatistics
+            #expect(try context.fetch(request).compactMap { ($0 as? Person)?.name } == ["Bob", "Ada"], "sorted in memory")
+            let after = coordinator.fetchStatistics
+            #expect(after.fullScans == before.fullScans)
+            #expect(after.rowsExamined - before.rowsExamined == 2, "the two listed rows, and no others")
+            // An index on another field of the predicate is the planner's to choose.
+            request.filter = try PredicateParser.parse("company == %@ AND salary < 2", arguments: [f.acme])
+            #expect(try context.explain(request).explain.hasPrefix("INDEX Employee_bySalary"))
+            #expect(Self.names(try context.fetch(request)) == ["Ada"])
+            request.filter = try PredicateParser.parse("company IN %@", arguments: [[f.acme, f.globex]])
+            #expect(try context.explain(request).explain.hasPrefix("ROWS LISTED BY Company.employees (23)"))
+            #expect(try context.count(for: request) == 23)
+            request.fetchLimit = 2
+            #expect(try context.fetch(request).count == 2)
+            // A temporary ID lists nothing in the store.
+            let unsaved = Company(context: context)
+            unsaved.name = "New"
+            request.fetchLimit = 0
+            request.filter = try PredicateParser.parse("company == %@", arguments: [unsaved])
+            request.includesPendingChanges = false
+            #expect(try context.explain(request).explain.hasPrefix("ROWS LISTED BY Company.employees (0)"))
+            #expect(try context.fetch(request).isEmpty)
+        }
+    }
+
     /// A model whose to-one relationship has an index, to see the planner use it.
     final class Order: ManagedObject {
         @Managed var number: Int

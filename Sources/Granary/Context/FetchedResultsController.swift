@@ -163,11 +163,16 @@ open class FetchedResultsController<Result: ManagedObject> {
     /// A controller for a request that has a sort order (`sortDescriptors` or `sortKeys`); nothing is
     /// fetched until `performFetch()`.
     ///
-    /// - Parameter cacheName: accepted so that Core Data code compiles unchanged, and kept in
-    ///   `cacheName`; nothing is cached. Core Data's cache saves recomputing sections over SQLite
-    ///   at launch, and must be deleted by hand whenever the request changes, or it serves stale
-    ///   sections. Granary's fetch with its sort on an index is that fast already, and the sections
-    ///   are worked out as the results are read, so a file would only add a way to be wrong.
+    /// - Parameters:
+    ///   - fetchRequest: The request whose results the controller keeps; it must have a sort order.
+    ///   - managedObjectContext: The context whose objects and changes the controller follows.
+    ///   - sectionNameKeyPath: The attribute (possibly through to-one relationships) whose value names
+    ///     each object's section; `nil` for one section.
+    ///   - cacheName: Accepted so that Core Data code compiles unchanged, and kept in `cacheName`;
+    ///     nothing is cached. Core Data's cache saves recomputing sections over SQLite at launch, and
+    ///     must be deleted by hand whenever the request changes, or it serves stale sections. Granary's
+    ///     fetch with its sort on an index is that fast already, and the sections are worked out as the
+    ///     results are read, so a file would only add a way to be wrong.
     public init(fetchRequest: FetchRequest<Result>, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil,
                 cacheName: String? = nil) {
         self.fetchRequest = fetchRequest

@@ -75,9 +75,48 @@ extension PersistentStore {
     }
 
     func plan(_ fetch: StoreFetch) throws -> FetchPlan {
-        let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        return try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
-                                     limit: fetch.limit, offset: fetch.offset, schema: schema)
+        try plan(fetch, schema: fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities), snapshot: engine.read())
+    }
+
+    /// The planner's plan, except that a full scan with an object comparison on a to-one relationship
+    /// reads the rows the relationship's inverse lists instead (`FetchPlan.AccessPath.keys`).
+    private func plan(_ fetch: StoreFetch, schema: FetchSchema, snapshot: Snapshot) throws -> FetchPlan {
+        var plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
+                                         limit: fetch.limit, offset: fetch.offset, schema: schema)
+        // Tables are named after their hierarchy's root, and so is the entity-column index.
+        let entityIndex = try StorageMapping.entityIndexName(root: entityMapping(fetch.entity.name).tableName)
+        guard plan.residual != nil, !narrowsUserFields(plan.access, entityIndex: entityIndex), let table = tableIDs[fetch.entity.name] else { return plan }
+        let terms: [PredicateNode]
+        switch fetch.predicate {
+        case .and(let xs)?: terms = xs
+        case let x?: terms = [x]
+        case nil: terms = []
+        }
+        for case .objects(let path, let ids) in terms where path.count == 1 {
+            guard let relationship = fetch.entity.relationshipsByName[path[0]], !relationship.isToMany else { continue }
+            var keys = Set<Int64>()
+            for id in ids {
+                // The object's row, and in it the inverse's list of the rows that point at the object.
+                guard let ref = objectReference(id), let name = snapshot.tableName(for: ref.table),
+                      let column = try entityMapping(id.entityName).column(forProperty: relationship.inverseName),
+                      let row = try snapshot.row(in: name, key: ref.key), case .references(let members) = row[column]
+                else { continue }
+                for member in members where member.table == table { keys.insert(member.key) }
+            }
+            plan.access = .keys(relationship: "\(relationship.destinationEntityName).\(relationship.inverseName)", keys: keys.sorted())
+            return plan
+        }
+        return plan
+    }
+
+    /// Whether the access path narrows by a field of the predicate, not only (in a table shared by an
+    /// entity hierarchy) by the entity column, which keeps every object of the entity.
+    private func narrowsUserFields(_ access: FetchPlan.AccessPath, entityIndex: String) -> Bool {
+        switch access {
+        case .fullScan, .keys: return false
+        case .index(let name, _, _, _, _): return name != entityIndex
+        case .indexUnion(let scans): return scans.contains { narrowsUserFields($0, entityIndex: entityIndex) }
+        }
     }
 
     /// The reference this store's rows hold for an object: `nil` for a temporary ID or an object of
@@ -108,13 +147,12 @@ extension PersistentStore {
     func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics, in snapshot: Snapshot? = nil) throws -> [ObjectRecord] {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        let plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
-                                         limit: fetch.limit, offset: fetch.offset, schema: schema)
+        let snapshot = snapshot ?? engine.read()
+        let plan = try self.plan(fetch, schema: schema, snapshot: snapshot)
         statistics.lastFetchPlan = plan
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName
         guard let table = mapping.table(named: tableName) else { throw ContextError.unknownEntity(fetch.entity.name) }
-        let snapshot = snapshot ?? engine.read()
 
         // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
         // Made only for a residual or a sort in memory: most indexed fetches need neither, and making
@@ -135,7 +173,7 @@ extension PersistentStore {
         // is read, straight from its bytes (or, to check a residual, through one reused row): no array
         // per row.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
-        if isFinal && plan.access != .fullScan {
+        if isFinal, plan.access != .fullScan, !plan.access.isByKeys {
             var records: [ObjectRecord] = []
             // A limit pushed into the scan bounds the records (growing the array by doubling reallocated
             // it five times for 20).
@@ -186,6 +224,15 @@ extension PersistentStore {
                 rows.append((key, row))
                 return !(pushed && fetch.limit.map { rows.count >= $0 } ?? false)
             }
+        case .keys(_, let keys):
+            // Primary-key lookups: counted as one scan of the table's key index.
+            statistics.indexScans += 1
+            for key in keys {
+                guard let row = try snapshot.row(in: tableName, key: key) else { continue }
+                statistics.rowsExamined += 1
+                if let residual = plan.residual, try !evaluator.matches(residual, row: row, reference: reference(key)) { continue }
+                rows.append((key, row))
+            }
         case .index, .indexUnion:
             for query in plan.access.indexQueries(table: tableName, offset: pushed ? fetch.offset : 0, limit: pushed ? fetch.limit : nil) {
                 statistics.indexScans += 1
@@ -230,5 +277,13 @@ extension PersistentStore {
             return max(0, min(fetch.limit ?? .max, total - fetch.offset))
         }
         return try self.fetch(unlimited, statistics: &statistics).count
+    }
+}
+
+extension FetchPlan.AccessPath {
+    /// Whether the rows are read by primary key (`.keys`), which the index-scan paths do not cover.
+    var isByKeys: Bool {
+        if case .keys = self { return true }
+        return false
     }
 }
