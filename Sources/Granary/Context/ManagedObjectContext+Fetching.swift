@@ -80,18 +80,6 @@ extension ManagedObjectContext {
         return try fetchObjects(request).map(\.objectID)
     }
 
-    /// The objects as dictionaries of their attribute values (`propertiesToFetch`, or every
-    /// attribute), plus `"objectID"`.
-    public func fetchDictionaries<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [[String: Any]] {
-        assertOnQueue()
-        return try fetchObjects(request).map { object in
-            var row: [String: Any] = ["objectID": object.objectID]
-            let keys = request.propertiesToFetch.isEmpty ? object.entity.attributes.map(\.name) : request.propertiesToFetch
-            for key in keys { row[key] = try object.value(forKey: key) ?? NSNull() }
-            return row
-        }
-    }
-
     /// How many objects a request matches.
     public func count<T: ManagedObject>(for request: FetchRequest<T>) throws -> Int {
         assertOnQueue()
