@@ -30,6 +30,11 @@ public struct ContextChanges: Sendable, Hashable {
     }
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
     public static let userInfoKey = "changes"
+    /// The key of the saving context's `name` in a did-save notification's `userInfo`, when it has one.
+    public static let contextNameKey = "contextName"
+    /// The key of the saving context's `transactionAuthor` in a did-save notification's `userInfo`,
+    /// when it has one.
+    public static let transactionAuthorKey = "transactionAuthor"
 }
 
 /// Fans saves out to subscribers (contexts that merge automatically, async sequences).
