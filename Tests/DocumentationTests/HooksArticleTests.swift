@@ -15,7 +15,8 @@ final class Entry: ManagedObject {
     override func willSave() {
         super.willSave()
         // Saved with the rest; compared first, since setting it calls willSave() again.
-        if !isDeleted && hasPersistentChangedValues && changedValues()["modified"] == nil {
+        let stamped = modified != nil && changedValues().keys.contains("modified")
+        if !isDeleted && hasPersistentChangedValues && !stamped {
             modified = Date()
         }
     }
