@@ -79,6 +79,8 @@ extension ManagedObjectContext {
             throw problems.first(where: isDenied) ?? problems.first(where: isHookFailure) ?? (all.isEmpty ? first : ContextError.validation(all))
         }
         dropReferencesToDiscarded()
+        // Deleted objects leave the context as the save ends; the did-save notification hands them out.
+        let deletedBeforeSave = deletedObjects
         processPendingChanges()
         let saving = Array(changed.values)
         let saved: ContextChanges
@@ -92,7 +94,7 @@ extension ManagedObjectContext {
         }
         runDidSaveHooks(saving)
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        var userInfo: [AnyHashable: Any] = [ContextChanges.userInfoKey: saved]
+        var userInfo = saved.userInfo(objectsIn: self, deletedObjects: deletedBeforeSave)
         if let name { userInfo[ContextChanges.contextNameKey] = name }
         if let transactionAuthor { userInfo[ContextChanges.transactionAuthorKey] = transactionAuthor }
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: userInfo)

@@ -479,7 +479,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let changes = pendingNotification
         pendingNotification = ContextChanges()
         NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
-                                        userInfo: [ContextChanges.userInfoKey: changes])
+                                        userInfo: changes.userInfo(objectsIn: self))
         objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))
         eventStreams.yield(.objectsDidChange(changes))
     }
