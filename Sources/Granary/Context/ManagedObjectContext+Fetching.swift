@@ -2,6 +2,7 @@ import Foundation
 
 extension ManagedObjectContext {
     func entity<T>(for request: FetchRequest<T>) throws -> EntityDescription {
+        lifecycle.hasBeenUsed = true
         guard let model else { throw ContextError.noPersistentStore("the context has no coordinator") }
         if let name = request.entityName {
             guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
