@@ -30,6 +30,11 @@ public struct ContextChanges: Sendable, Hashable {
     }
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
     public static let userInfoKey = "changes"
+    /// The key of the saving context's `name` in a did-save notification's `userInfo`, when it has one.
+    public static let contextNameKey = "contextName"
+    /// The key of the saving context's `transactionAuthor` in a did-save notification's `userInfo`,
+    /// when it has one.
+    public static let transactionAuthorKey = "transactionAuthor"
     /// The key of the inserted objects (`Set<ManagedObject>`) in a context notification's `userInfo`,
     /// as in Core Data (`NSInsertedObjectsKey`), for observers that want the objects themselves.
     public static let insertedObjectsKey = "inserted"
