@@ -30,7 +30,5 @@ public typealias NSPersistentContainer = PersistentContainer
 public typealias NSPersistentStoreDescription = PersistentStoreDescription
 /// Core Data's `NSMergePolicy`: Granary's `MergePolicy`.
 public typealias NSMergePolicy = MergePolicy
-/// Core Data's `NSFetchedResultsController`: Granary's `FetchedResultsController`.
-public typealias NSFetchedResultsController = FetchedResultsController
 /// Core Data's `NSFetchedResultsChangeType`: Granary's `FetchedResultsChangeType`.
 public typealias NSFetchedResultsChangeType = FetchedResultsChangeType

@@ -7,7 +7,7 @@ extension FetchedResultsController {
     ///
     /// A request whose predicate did not parse makes a controller whose `performFetch()` throws the
     /// parse error.
-    public convenience init(fetchRequest: NSFetchRequest<Result>, managedObjectContext context: ManagedObjectContext,
+    public convenience init<Request>(fetchRequest: NSFetchRequest<Request>, managedObjectContext context: ManagedObjectContext,
                             sectionNameKeyPath: String?, cacheName name: String?) {
         var request: FetchRequest<Result>
         do {

@@ -33,8 +33,9 @@ public final class NSBatchDeleteRequest: NSPersistentStoreRequest {
 }
 
 extension ManagedObjectContext {
-    /// Runs a Core Data batch request (`NSBatchInsertRequest`, `NSBatchDeleteRequest`) and returns its
-    /// result (`NSBatchInsertResult`, `NSBatchDeleteResult`): Core Data's `execute(_:)`. A fetch request
+    /// Runs a Core Data batch request (`NSBatchInsertRequest`, `NSBatchUpdateRequest`,
+    /// `NSBatchDeleteRequest`) and returns its result (`NSBatchInsertResult`, `NSBatchUpdateResult`,
+    /// `NSBatchDeleteResult`): Core Data's `execute(_:)`. A fetch request
     /// is run with `fetch(_:)` instead.
     /// - Throws: `ContextError.unknownEntity`, `.invalidRequest` for a request this does not run,
     ///   `PredicateParseError`, and what Granary's batch requests throw (`.constraintViolation`,
@@ -51,9 +52,12 @@ extension ManagedObjectContext {
             if let model, let name = fetch.entityName, model.entitiesByName[name] == nil { throw ContextError.unknownEntity(name) }
             let granary = BatchDeleteRequest(fetchRequest: fetch, resultType: delete.report.granaryType)
             return NSBatchDeleteResult(try execute(granary), reporting: delete.report)
+        case let update as NSBatchUpdateRequest:
+            if let model, model.entitiesByName[update.entityName] == nil { throw ContextError.unknownEntity(update.entityName) }
+            return NSBatchUpdateResult(try execute(update.granaryRequest()), reporting: update.report)
         default:
             throw ContextError.invalidRequest(entity: "\(type(of: request))",
-                                              reason: "execute(_:) runs batch insert and delete requests; run fetch requests with fetch(_:)")
+                                              reason: "execute(_:) runs batch insert, update and delete requests; run fetch requests with fetch(_:)")
         }
     }
 }

@@ -78,6 +78,23 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     }
     private var entityDescription: EntityDescription?
 
+    /// Takes every setting of `other`, a request of another result type.
+    func copySettings<Other>(of other: NSFetchRequest<Other>) {
+        entityName = other.entityName
+        predicate = other.predicate
+        sortDescriptors = other.sortDescriptors
+        fetchLimit = other.fetchLimit
+        fetchOffset = other.fetchOffset
+        fetchBatchSize = other.fetchBatchSize
+        resultType = other.resultType
+        propertiesToFetch = other.propertiesToFetch
+        relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
+        includesPendingChanges = other.includesPendingChanges
+        includesSubentities = other.includesSubentities
+        returnsObjectsAsFaults = other.returnsObjectsAsFaults
+        includesPropertyValues = other.includesPropertyValues
+    }
+
     /// The entity's name: `entityName`, or else the entity `model` binds to the result class, or else
     /// the class's name (Core Data's default entity name for a class).
     func resolvedEntityName(in model: ManagedObjectModel?) -> String {

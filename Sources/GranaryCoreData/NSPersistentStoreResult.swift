@@ -22,6 +22,9 @@ open class NSPersistentStoreResult {
 /// The result of an `NSBatchInsertRequest`: Core Data's `NSBatchInsertResult`.
 public final class NSBatchInsertResult: NSPersistentStoreResult {}
 
+/// The result of an `NSBatchUpdateRequest`: Core Data's `NSBatchUpdateResult`.
+public final class NSBatchUpdateResult: NSPersistentStoreResult {}
+
 /// The result of an `NSBatchDeleteRequest`: Core Data's `NSBatchDeleteResult`.
 public final class NSBatchDeleteResult: NSPersistentStoreResult {}
 

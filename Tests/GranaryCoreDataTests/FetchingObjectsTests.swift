@@ -131,7 +131,7 @@ extension Quake {
             let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context,
                                                         sectionNameKeyPath: nil, cacheName: "Quakes")
             try controller.performFetch()
-            #expect(controller.fetchedObjects.map(\.code) == ["ci6", "ci13", "ci20"])
+            #expect(controller.fetchedObjects?.map(\.code) == ["ci6", "ci13", "ci20"])
         }
     }
 }

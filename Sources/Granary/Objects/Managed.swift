@@ -60,8 +60,7 @@ public struct Managed<Value>: ManagedStorage {
                 // A value the model rejects (70000 into an integer16) is kept out and reported by the
                 // next `save()`, which then writes nothing: a setter cannot throw, and a crash would be
                 // worse than a failed save.
-                object.rejectedValues.append(error)
-                object.managedObjectContext?.changed[ObjectIdentifier(object)] = object
+                object.reject(error)
             }
         }
     }
@@ -73,6 +72,8 @@ public struct Managed<Value>: ManagedStorage {
         var raw = raw
         if case .toMany = object.layout.kinds[i], let members = raw as? ToManyMembers {
             if let collection = Value.self as? any ManagedMemberCollection.Type { return members.handedOut(as: collection) as! Value }
+            // Core Data's generated classes declare to-many relationships as `NSSet?` and `NSOrderedSet?`.
+            if let foundation = ManagedValueCoercion.foundationCollection(members, as: Value.self) { return foundation }
             // Declared some other way (an optional set): the untyped collection, cast.
             raw = members.handedOut()
         }
@@ -150,6 +151,10 @@ enum ManagedValueCoercion {
             return nil
         }
         if let direct = value as? T { return direct }
+        // `NSDecimalNumber?` properties (Core Data's generated form of decimal attributes) of a `Decimal`.
+        if let decimal = value as? Decimal, T.self == NSDecimalNumber.self || T.self == NSDecimalNumber?.self {
+            return NSDecimalNumber(decimal: decimal) as? T
+        }
         switch T.self {
         case is Int.Type, is Int?.Type: return integer(value).flatMap { Int(exactly: $0) }.map { $0 as Any } as? T
         case is Int64.Type, is Int64?.Type: return integer(value).map { $0 as Any } as? T
@@ -159,6 +164,18 @@ enum ManagedValueCoercion {
         case is Float.Type, is Float?.Type: return floating(value).map { Float($0) as Any } as? T
         default: return nil
         }
+    }
+
+    /// A to-many relationship's members as the `NSSet` or `NSOrderedSet` (optional or not) a property
+    /// declares, or nil when it declares neither.
+    static func foundationCollection<T>(_ members: ToManyMembers, as type: T.Type) -> T? {
+        if T.self == NSOrderedSet.self || T.self == NSOrderedSet?.self {
+            return NSOrderedSet(array: members.handedOut(as: [ManagedObject].self)) as? T
+        }
+        if T.self == NSSet.self || T.self == NSSet?.self {
+            return NSSet(array: members.handedOut(as: [ManagedObject].self)) as? T
+        }
+        return nil
     }
 
     /// Looks through `Optional` wrappers, so that `Optional(Optional(3))` is 3 and `.none` is nil.

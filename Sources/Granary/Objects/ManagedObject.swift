@@ -184,6 +184,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             case nil: break
             case let set as Set<ManagedObject>: objects = Array(set)
             case let array as [ManagedObject]: objects = array
+            // Core Data's generated classes assign `NSSet` and `NSOrderedSet` values.
+            case let set as NSSet where set.allObjects is [ManagedObject]: objects = set.allObjects as! [ManagedObject]
+            case let ordered as NSOrderedSet where ordered.array is [ManagedObject]: objects = ordered.array as! [ManagedObject]
             case let any as [Any]:
                 guard let typed = any as? [ManagedObject] else { fallthrough }
                 objects = typed
@@ -197,6 +200,19 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             }
             try setToMany(objects, at: i)
         }
+    }
+
+    /// Keeps a change a non-throwing setter could not make, for the next `save()` to report (a setter
+    /// cannot throw, and a crash would be worse than a failed save).
+    func reject(_ error: Error) {
+        rejectedValues.append(error)
+        managedObjectContext?.changed[ObjectIdentifier(self)] = self
+    }
+
+    /// A to-many relationship's members, in order.
+    func members(at i: Int) -> [ManagedObject] {
+        fireFaultIfNeeded()
+        return (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
     }
 
     /// Sets a value without inverse maintenance, recording the change.
