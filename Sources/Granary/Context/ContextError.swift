@@ -14,7 +14,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// Optimistic locking found objects changed in the store since they were read, and the merge
     /// policy is `.error`.
     case mergeConflicts([MergeConflict])
-    /// A uniqueness constraint would be violated.
+    /// Objects would break a uniqueness constraint and the merge policy is `.error` (or left them so):
+    /// every conflict is listed, with the constraint, its values, and the objects that share them.
+    case constraintConflicts([ConstraintConflict])
+    /// A uniqueness constraint would be violated by a write no merge policy resolves (a batch update).
     case constraintViolation(entity: String, properties: [String], value: String)
     case noSuchObject(ManagedObjectID)
     /// A request (fetched-results controller, batch request) cannot run as given.
@@ -42,6 +45,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "cannot delete \(object): \(entity).\(relationship) has the deny rule and still holds \(count) object(s)"
         case .mergeConflicts(let conflicts):
             return "\(conflicts.count) merge conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
+        case .constraintConflicts(let conflicts):
+            return "\(conflicts.count) uniqueness constraint conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
         case .constraintViolation(let entity, let properties, let value):
             return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
@@ -52,17 +57,5 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .readOnlyContext(let context): return "\(context) is read-only: its changes are never saved"
         case .storage(let error): return error.description
         }
-    }
-}
-
-/// An object changed both in a context and in the store since the context read it.
-public struct MergeConflict: Sendable, CustomStringConvertible {
-    public var objectID: ManagedObjectID
-    /// The row version the context read, and the one the store holds now (`nil`: deleted in the store).
-    public var expectedVersion: Int64
-    public var storeVersion: Int64?
-    public var description: String {
-        storeVersion.map { "\(objectID) is at version \($0) in the store but \(expectedVersion) in the context" }
-            ?? "\(objectID) was deleted in the store"
     }
 }
