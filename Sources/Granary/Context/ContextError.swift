@@ -20,6 +20,9 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A uniqueness constraint would be violated by a write no merge policy resolves (a batch update).
     case constraintViolation(entity: String, properties: [String], value: String)
     case noSuchObject(ManagedObjectID)
+    /// The object at `index` of a batch insert (in the array, or in the order its handler gave them)
+    /// cannot be inserted; `error` says why. Nothing is written.
+    indirect case invalidBatchObject(index: Int, error: ContextError)
     /// A request (fetched-results controller, batch request) cannot run as given.
     case invalidRequest(entity: String, reason: String)
     /// The context has no store: no coordinator, no parent, or its store was removed.
@@ -49,6 +52,7 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "\(conflicts.count) uniqueness constraint conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
         case .constraintViolation(let entity, let properties, let value):
             return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
+        case .invalidBatchObject(let index, let error): return "object \(index) of the batch insert: \(error.description)"
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
         case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
