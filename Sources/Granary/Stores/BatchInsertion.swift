@@ -25,12 +25,15 @@ struct BatchInsertion {
     /// The key holding each unique index's values among the rows this request writes.
     private var claimed: [[[Value]: Int64]]
 
-    init(table: String, snapshot: Snapshot, indexes: [UniqueIndex]) throws {
+    init(table: String, snapshot: Snapshot, indexes: [UniqueIndex], expectedCount: Int) throws {
         self.table = table
         self.snapshot = snapshot
         self.indexes = indexes
         nextKey = try snapshot.nextKey(in: table)
         claimed = indexes.map { _ in [:] }
+        for n in claimed.indices { claimed[n].reserveCapacity(expectedCount) }
+        pending.reserveCapacity(expectedCount)
+        order.reserveCapacity(expectedCount)
     }
 
     /// Adds one object's row: a new row, or the given columns written over the row that already has

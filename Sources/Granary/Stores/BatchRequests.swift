@@ -295,7 +295,7 @@ extension PersistentStoreCoordinator {
             // across writes makes every write copy the nodes it shares.
             var rows: [(key: Int64, entry: BatchInsertion.Entry)] = []
             do {
-                var plan = try BatchInsertion(table: table, snapshot: tx.snapshot, indexes: indexes)
+                var plan = try BatchInsertion(table: table, snapshot: tx.snapshot, indexes: indexes, expectedCount: objects.count)
                 for (position, object) in objects.enumerated() {
                     let row = try store.row(entity: entity, values: object.values, version: 1, in: plan.snapshot, resolve: { $0 })
                     do {
@@ -460,6 +460,8 @@ extension PersistentStoreCoordinator {
             throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
                                               reason: "the attribute is transient, so it is not stored")
         }
+        // A value already of the attribute's own Swift type (most of an import) needs no round trip.
+        if let fast = attribute.type.canonicalFastPath(value) { return fast }
         do {
             let stored = try attribute.storageValue(for: value is NSNull ? nil : value)
             if stored.isNull && !attribute.isOptional {
