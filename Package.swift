@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GranaryStorage", targets: ["GranaryStorage"]),
         .library(name: "Granary", targets: ["Granary"]),
         .library(name: "GranaryStack", targets: ["GranaryStack"]),
+        .library(name: "GranaryCoreData", targets: ["GranaryCoreData"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
@@ -27,6 +28,10 @@ let package = Package(
         // Ready-made stacks (containers, context strategies, attachable stores) on top of Granary; Granary
         // knows nothing of it.
         .target(name: "GranaryStack", dependencies: ["Granary"]),
+        // Core Data's exact spellings (`NSManagedObjectContext`, `NSFetchRequest`, `NSPredicate(format:)`…)
+        // over Granary's own names, so that Core Data code compiles with its import changed: the porting
+        // path, opt-in; nothing in Granary depends on it.
+        .target(name: "GranaryCoreData", dependencies: ["Granary", "GranaryStack"]),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -62,11 +67,16 @@ let package = Package(
             name: "GranaryStackTests",
             dependencies: ["GranaryStack", "Granary"]
         ),
+        // Apple's Core Data samples and an app-shaped persistence layer, ported with `import GranaryCoreData`.
+        .testTarget(
+            name: "GranaryCoreDataTests",
+            dependencies: ["GranaryCoreData"]
+        ),
         // The code shown in the documentation catalogs and the README, compiled and run; a test checks that
         // every Swift block there is a region of these files, word for word (see README, "Layout").
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["GranaryStorage", "Granary", "GranaryStack"]
+            dependencies: ["GranaryStorage", "Granary", "GranaryStack", "GranaryCoreData"]
         ),
     ],
     swiftLanguageModes: [.v6]

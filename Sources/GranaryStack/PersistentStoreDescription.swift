@@ -61,6 +61,13 @@ public final class PersistentStoreDescription: Sendable, CustomStringConvertible
         set { state.withLock { $0.type = newValue } }
     }
 
+    /// `type` under a second name, which GranaryCoreData's string-typed `type` (Core Data's, holding
+    /// `NSSQLiteStoreType` or `NSInMemoryStoreType`) does not hide from code that imports it.
+    public var storeType: PersistentStore.StoreType {
+        get { type }
+        set { type = newValue }
+    }
+
     /// The model's configuration whose entities the store holds; nil (the default) for every entity.
     public var configuration: String? {
         get { state.withLock { $0.configuration } }

@@ -76,6 +76,31 @@ import Testing
         #expect(coordinator.fetchStatistics.indexScans + coordinator.fetchStatistics.fullScans > 0)
     }
 
+    @Test func objectsAsPredicateArgumentsAndDictionaries() throws {
+        let url = scratchStore()
+        defer { removeScratch(url) }
+        let coordinator = try libraryCoordinator(at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let lem = try #require(try context.fetch(FetchRequest<Author>()).first)
+            // snippet: fetching-objects
+            var byLem = FetchRequest<Book>(sortBy: [SortDescriptor(\.year)])
+            byLem.filter = try PredicateParser.parse("author == %@", arguments: [lem])   // or lem.objectID
+            let lemID: ManagedObjectID? = lem.objectID
+            let typedByLem = FetchRequest<Book>(predicate: #Predicate { $0.author?.objectID == lemID })
+
+            var titles = FetchRequest<Book>(sortBy: [SortDescriptor(\.year)])
+            titles.filter = (FetchKey("author") == lem).node
+            titles.propertiesToFetch = ["title", "author", FetchRequest<Book>.objectIDKey]
+            let rows = try context.fetchDictionaries(titles)  // [["title": "Solaris", "author": <ID>, "objectID": <ID>], …]
+            // end-snippet
+            #expect(try context.fetch(byLem).map(\.title) == ["Solaris", "The Cyberiad", "Fiasco"])
+            #expect(try context.fetch(typedByLem).count == 3)
+            #expect(rows.map { $0["title"] as? String } == ["Solaris", "The Cyberiad", "Fiasco"])
+            #expect(rows.allSatisfy { $0["author"] as? ManagedObjectID == lem.objectID && $0["objectID"] is ManagedObjectID })
+        }
+    }
+
     @Test func aFetchedResultsControllerFollowsChanges() throws {
         let url = scratchStore()
         defer { removeScratch(url) }

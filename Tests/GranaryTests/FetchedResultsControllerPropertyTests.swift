@@ -134,6 +134,9 @@ import Testing
                         for _ in 0..<(1 + r.int(4)) {
                             if let e = edit(other, pool: theirs, companies: theirCompanies, &r) { editedIDs.append(e.objectID) }
                         }
+                        // An edit that set a saved value back is no change, so the save does not report it
+                        // (Apple: NSManagedObject.hasPersistentChangedValues), and the merge has nothing to show.
+                        editedIDs = editedIDs.filter { other.registeredObject(for: $0)?.hasPersistentChangedValues ?? false }
                         try other.save()
                     }
                     log.append("merge")

@@ -108,6 +108,7 @@ import Testing
     static func simulate(_ access: FetchPlan.AccessPath, rows: [Int64: Row], columns: [String: Int]) -> [Int64] {
         switch access {
         case .fullScan: return rows.keys.sorted()
+        case .keys(_, let keys): return keys.filter { rows[$0] != nil }
         case .indexUnion(let scans): return scans.flatMap { simulate($0, rows: rows, columns: columns) }
         case .index(let name, let equal, let range, let prefix, let reverse):
             let index = indexes.first { $0.name == name }!

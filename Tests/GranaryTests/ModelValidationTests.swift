@@ -127,8 +127,12 @@ import Testing
         let team = RelationshipDescription(
             name: "members", destinationEntityName: "P", inverseName: "team", isToMany: true, isOptional: false,
             minCount: 2, maxCount: 4)
-        #expect(team.validate(count: 0).map(\.reason) == [.missing])
+        // Apple: NSRelationshipDescription, "Cardinality" — the counts are enforced when the value is not
+        // nil, and a to-many value is an empty set, never nil: too few, not missing.
+        #expect(team.validate(count: 0).map(\.reason) == [.tooFew(count: 0, minimum: 2)])
         #expect(team.validate(count: 1).map(\.reason) == [.tooFew(count: 1, minimum: 2)])
+        let squad = RelationshipDescription(name: "members", destinationEntityName: "P", inverseName: "squad", isToMany: true, isOptional: false)
+        #expect(squad.validate(count: 0).isEmpty)
         #expect(team.validate(count: 3).isEmpty)
 
         let owner = RelationshipDescription(name: "owner", destinationEntityName: "P", inverseName: "things", isOptional: false)

@@ -32,6 +32,13 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     case storeDoesNotExist(URL)
     /// `save()` was called on a context marked `isReadOnly`; the string names the context.
     case readOnlyContext(String)
+    /// A validation hook of an object (`validateForInsert()`, `validateForUpdate()`,
+    /// `validateForDelete()`, or `validateValue(_:forKey:)` through them) threw `error`, which is not a
+    /// `ValidationError`; `save()` fails with it.
+    case validationFailed(entity: String, object: ManagedObjectID, hook: String, error: any Error)
+    /// `willSave()` of this object changed it on every call, so the save never settled (Core Data
+    /// recurses until the program crashes).
+    case willSaveKeepsChanging(entity: String, object: ManagedObjectID)
     case storage(StorageError)
 
     public var description: String {
@@ -59,6 +66,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
         case .storeDoesNotExist(let url): return "no store exists at \(url.path)"
         case .readOnlyContext(let context): return "\(context) is read-only: its changes are never saved"
+        case .validationFailed(let entity, let object, let hook, let error):
+            return "\(hook) of \(entity) \(object) failed: \(error)"
+        case .willSaveKeepsChanging(let entity, let object):
+            return "willSave() of \(entity) \(object) changed it on each of \(ManagedObjectContext.willSaveRoundLimit) calls; "
+                + "compare a value with the current one before setting it there"
         case .storage(let error): return error.description
         }
     }

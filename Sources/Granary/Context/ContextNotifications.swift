@@ -30,6 +30,31 @@ public struct ContextChanges: Sendable, Hashable {
     }
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
     public static let userInfoKey = "changes"
+    /// The key of the saving context's `name` in a did-save notification's `userInfo`, when it has one.
+    public static let contextNameKey = "contextName"
+    /// The key of the saving context's `transactionAuthor` in a did-save notification's `userInfo`,
+    /// when it has one.
+    public static let transactionAuthorKey = "transactionAuthor"
+    /// The key of the inserted objects (`Set<ManagedObject>`) in a context notification's `userInfo`,
+    /// as in Core Data (`NSInsertedObjectsKey`), for observers that want the objects themselves.
+    public static let insertedObjectsKey = "inserted"
+    /// The key of the updated objects (`Set<ManagedObject>`), Core Data's `NSUpdatedObjectsKey`.
+    public static let updatedObjectsKey = "updated"
+    /// The key of the deleted objects (`Set<ManagedObject>`), Core Data's `NSDeletedObjectsKey`.
+    public static let deletedObjectsKey = "deleted"
+    /// The key of the refreshed objects (`Set<ManagedObject>`), Core Data's `NSRefreshedObjectsKey`.
+    public static let refreshedObjectsKey = "refreshed"
+
+    /// A notification's `userInfo`: these changes under `userInfoKey`, and, under Core Data's keys,
+    /// the objects of `context` they name (those it has registered; deleted ones are taken from
+    /// `deletedObjects`, as they may have left the context by the time the notification is posted).
+    func userInfo(objectsIn context: ManagedObjectContext, deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+        func objects(_ ids: Set<ManagedObjectID>) -> Set<ManagedObject> { Set(ids.compactMap { context.registeredObject(for: $0) }) }
+        var deletedSet = deletedObjects.filter { deleted.contains($0.objectID) }
+        deletedSet.formUnion(objects(deleted))
+        return [Self.userInfoKey: self, Self.insertedObjectsKey: objects(inserted), Self.updatedObjectsKey: objects(updated),
+                Self.deletedObjectsKey: deletedSet, Self.refreshedObjectsKey: objects(refreshed)]
+    }
 }
 
 /// Fans saves out to subscribers (contexts that merge automatically, async sequences).

@@ -40,7 +40,8 @@ public protocol FetchedResultsControllerDelegate<Result>: AnyObject {
     /// Called after the changes of one event were reported.
     func controllerDidChangeContent(_ controller: FetchedResultsController<Result>)
 
-    /// The index title of a section; by default its name's first character, uppercased.
+    /// The index title of a section; by default the controller's `sectionIndexTitle(forSectionName:)`
+    /// (its name's first character, uppercased, unless a subclass says otherwise).
     func controller(_ controller: FetchedResultsController<Result>, sectionIndexTitleForSectionName sectionName: String) -> String?
 }
 
@@ -52,7 +53,7 @@ extension FetchedResultsControllerDelegate {
                            atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {}
     public func controllerDidChangeContent(_ controller: FetchedResultsController<Result>) {}
     public func controller(_ controller: FetchedResultsController<Result>, sectionIndexTitleForSectionName sectionName: String) -> String? {
-        FetchedResultsController<Result>.defaultSectionIndexTitle(forSectionName: sectionName)
+        controller.sectionIndexTitle(forSectionName: sectionName)
     }
 }
 
@@ -91,9 +92,14 @@ extension FetchedResultsControllerDelegate {
 ///   several sections. Without one there is exactly one section, named `""`, even when empty.
 /// - **Differences.** See `FetchedResultsDifference` for inserts, deletes, moves and updates.
 /// - `reset()` of the context detaches every object: call `performFetch()` again after it.
-public final class FetchedResultsController<Result: ManagedObject> {
+/// - **Subclasses** may override the section index (`sectionIndexTitle(forSectionName:)`,
+///   `sectionIndexTitles`, `section(forSectionIndexTitle:at:)`), as with Core Data's class; a
+///   delegate's `controller(_:sectionIndexTitleForSectionName:)` still comes first.
+/// - **No cache.** `cacheName` is accepted for source compatibility and kept, but nothing is written:
+///   see `init(fetchRequest:managedObjectContext:sectionNameKeyPath:cacheName:)`.
+open class FetchedResultsController<Result: ManagedObject> {
     /// One section of the results (Core Data's `NSFetchedResultsSectionInfo`).
-    public struct Section {
+    public struct Section: FetchedResultsSectionInfo {
         /// The section key path's value as text, or `""` without a section key path.
         public let name: String
         /// The title for a section index, from the delegate or `defaultSectionIndexTitle(forSectionName:)`.
@@ -110,6 +116,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
     public let managedObjectContext: ManagedObjectContext
     /// The key path of the attribute whose value names an object's section (`"company.name"`), if any.
     public let sectionNameKeyPath: String?
+    /// The cache name given at creation (Core Data's `cacheName`); Granary keeps no cache under it.
+    public let cacheName: String?
     /// Hears each change event's changes one by one.
     public weak var delegate: (any FetchedResultsControllerDelegate<Result>)?
     /// Called once per change event that changed something, after the delegate, with the whole difference.
@@ -154,11 +162,29 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     /// A controller for a request that has a sort order (`sortDescriptors` or `sortKeys`); nothing is
     /// fetched until `performFetch()`.
-    public init(fetchRequest: FetchRequest<Result>, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil) {
+    ///
+    /// - Parameters:
+    ///   - fetchRequest: The request whose results the controller keeps; it must have a sort order.
+    ///   - managedObjectContext: The context whose objects and changes the controller follows.
+    ///   - sectionNameKeyPath: The attribute (possibly through to-one relationships) whose value names
+    ///     each object's section; `nil` for one section.
+    ///   - cacheName: Accepted so that Core Data code compiles unchanged, and kept in `cacheName`;
+    ///     nothing is cached. Core Data's cache saves recomputing sections over SQLite at launch, and
+    ///     must be deleted by hand whenever the request changes, or it serves stale sections. Granary's
+    ///     fetch with its sort on an index is that fast already, and the sections are worked out as the
+    ///     results are read, so a file would only add a way to be wrong.
+    public init(fetchRequest: FetchRequest<Result>, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil,
+                cacheName: String? = nil) {
         self.fetchRequest = fetchRequest
         self.managedObjectContext = managedObjectContext
         self.sectionNameKeyPath = sectionNameKeyPath
+        self.cacheName = cacheName
     }
+
+    /// Core Data's `deleteCache(withName:)`, for source compatibility: Granary keeps no section cache
+    /// (see `init(fetchRequest:managedObjectContext:sectionNameKeyPath:cacheName:)`), so there is
+    /// nothing to delete, for any name or for `nil` (every cache).
+    public static func deleteCache(withName name: String?) {}
 
     deinit {
         if let feedToken { managedObjectContext.objectsDidChangeFeed.unsubscribe(feedToken) }
@@ -170,7 +196,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Fetches the results and starts following the context's changes; call it again to start over.
     /// - Throws: `ContextError.invalidRequest` when the request has no sort order or the section key path
     ///   does not end at an attribute; `.unknownEntity`, `PredicateParseError` for unknown keys, store errors.
-    public func performFetch() throws {
+    open func performFetch() throws {
         let context = managedObjectContext
         context.assertOnQueue()
         let plan = try makePlan()
@@ -195,17 +221,20 @@ public final class FetchedResultsController<Result: ManagedObject> {
     }
 
     /// The object at a section and item; the index path must be valid.
-    public func object(at indexPath: IndexPath) -> Result {
+    open func object(at indexPath: IndexPath) -> Result {
         sections[indexPath.section].objects[indexPath.item]
     }
 
     /// Where an object is in the results, or `nil` when it is not one of them.
-    public func indexPath(forObject object: Result) -> IndexPath? {
+    open func indexPath(forObject object: Result) -> IndexPath? {
         positions[ObjectIdentifier(object)]
     }
 
     /// The distinct index titles of the sections, in section order.
-    public var sectionIndexTitles: [String] {
+    ///
+    /// Override it to show another index (every letter of the alphabet, say) and override
+    /// `section(forSectionIndexTitle:at:)` with it.
+    open var sectionIndexTitles: [String] {
         var seen = Set<String>()
         return sections.compactMap(\.indexTitle).filter { seen.insert($0).inserted }
     }
@@ -213,6 +242,25 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// The index of the first section with this index title, or `nil`.
     public func section(forSectionIndexTitle title: String) -> Int? {
         sections.firstIndex { $0.indexTitle == title }
+    }
+
+    /// The section a tap on the index entry `title`, at `sectionIndex` in `sectionIndexTitles`, shows
+    /// (Core Data's `section(forSectionIndexTitle:at:)`): the first section with that title, else the
+    /// last section whose title sorts before it, else 0.
+    ///
+    /// Override it together with `sectionIndexTitles` when the index lists titles no section has.
+    open func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int {
+        if let found = section(forSectionIndexTitle: title) { return found }
+        return sections.lastIndex { ($0.indexTitle ?? "") < title } ?? 0
+    }
+
+    /// The index title of a section name (Core Data's `sectionIndexTitle(forSectionName:)`): by
+    /// default `defaultSectionIndexTitle(forSectionName:)`, the name's first character, uppercased.
+    ///
+    /// Override it to index sections differently; a delegate's
+    /// `controller(_:sectionIndexTitleForSectionName:)` still wins when it returns a title.
+    open func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        Self.defaultSectionIndexTitle(forSectionName: sectionName)
     }
 
     /// Core Data's default index title: the name's first character, uppercased; `nil` for `""`.
@@ -281,7 +329,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
         case .compare(let path, _, let rhs):
             if case .keyPath(let other) = rhs, other.count > 1 { return true }
             return path.count > 1
-        case .isIn(let path, _), .between(let path, _, _), .string(let path, _, _, _, _), .isNil(let path): return path.count > 1
+        // An object test on a relationship of the object reads only the references the object holds.
+        case .isIn(let path, _), .between(let path, _, _), .string(let path, _, _, _, _), .isNil(let path), .objects(let path, _): return path.count > 1
         case .any, .count: return true
         }
     }
@@ -481,7 +530,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
         }
         sections = groups.map { group in
             let title = delegate.map { $0.controller(self, sectionIndexTitleForSectionName: group.name) }
-                ?? Self.defaultSectionIndexTitle(forSectionName: group.name)
+                ?? sectionIndexTitle(forSectionName: group.name)
             return Section(name: group.name, indexTitle: title, objects: group.objects)
         }
         positions = [:]

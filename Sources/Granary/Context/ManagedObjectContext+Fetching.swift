@@ -2,6 +2,7 @@ import Foundation
 
 extension ManagedObjectContext {
     func entity<T>(for request: FetchRequest<T>) throws -> EntityDescription {
+        lifecycle.hasBeenUsed = true
         guard let model else { throw ContextError.noPersistentStore("the context has no coordinator") }
         if let name = request.entityName {
             guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
@@ -78,18 +79,6 @@ extension ManagedObjectContext {
     public func fetchObjectIDs<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObjectID] {
         assertOnQueue()
         return try fetchObjects(request).map(\.objectID)
-    }
-
-    /// The objects as dictionaries of their attribute values (`propertiesToFetch`, or every
-    /// attribute), plus `"objectID"`.
-    public func fetchDictionaries<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [[String: Any]] {
-        assertOnQueue()
-        return try fetchObjects(request).map { object in
-            var row: [String: Any] = ["objectID": object.objectID]
-            let keys = request.propertiesToFetch.isEmpty ? object.entity.attributes.map(\.name) : request.propertiesToFetch
-            for key in keys { row[key] = try object.value(forKey: key) ?? NSNull() }
-            return row
-        }
     }
 
     /// How many objects a request matches.

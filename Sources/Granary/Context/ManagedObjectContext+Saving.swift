@@ -1,58 +1,47 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Checks every inserted and updated object against the model and every deleted one against deny
-    /// rules, and returns all problems (empty: the context can be saved).
-    public func validationErrors() -> [Error] {
-        var errors: [ValidationError] = []
-        var denied: [ContextError] = []
+    /// Runs the validation hooks of every changed object (`validateForInsert()`, `validateForUpdate()`,
+    /// `validateForDelete()`, which check the model's rules unless overridden) and returns every problem
+    /// (empty: the context can be saved). Values a `validateValue(_:forKey:)` would coerce are left as
+    /// they are: only `save()` stores them.
+    public func validationErrors() -> [Error] { collectValidationErrors() }
+
+    /// `validationErrors()`, storing coerced values when the save asks for it (`lifecycle.appliesCoercions`).
+    func collectValidationErrors() -> [Error] {
+        var invalid: [ValidationError] = []
+        var denied: [Error] = []
+        var failed: [Error] = []
         var rejected: [Error] = []
-        func checkDenyRules(_ object: ManagedObject) {
-            for (i, kind) in object.layout.kinds.enumerated() {
-                let (relationship, count): (RelationshipDescription, Int)
-                switch kind {
-                case .attribute: continue
-                case .toOne(let r): (relationship, count) = (r, object.values[i] is ManagedObjectID ? 1 : 0)
-                case .toMany(let r): (relationship, count) = (r, (object.values[i] as? [ManagedObjectID] ?? []).count)
+        func run(_ object: ManagedObject, _ hook: String, _ body: () throws -> Void) {
+            do {
+                try body()
+            } catch ContextError.validation(let list) {
+                invalid += list
+            } catch let error as ValidationError {
+                invalid.append(error)
+            } catch let error as ContextError {
+                if case .deleteDenied = error { denied.append(error) } else {
+                    failed.append(ContextError.validationFailed(entity: object.entity.name, object: object.objectID, hook: hook, error: error))
                 }
-                if relationship.deleteRule == .deny && count > 0 {
-                    denied.append(.deleteDenied(entity: object.entity.name, relationship: relationship.name,
-                                                object: object.objectID.description, count: count))
-                }
+            } catch {
+                failed.append(ContextError.validationFailed(entity: object.entity.name, object: object.objectID, hook: hook, error: error))
             }
         }
         // An object inserted and deleted before the save is deleted all the same: a deny rule holds.
-        for object in discarded.values { checkDenyRules(object) }
-        for object in changed.values {
+        for object in discarded.values { run(object, "validateForDelete") { try object.validateForDelete() } }
+        for object in Array(changed.values) {
             object.fireFaultIfNeeded()
             rejected += object.rejectedValues
             if object.deletedState {
-                checkDenyRules(object)
-                continue
-            }
-            guard object.insertedState || !object.changedIndexes.isEmpty else { continue }
-            // References to discarded objects count as gone: the save drops them.
-            func check(_ i: Int) {
-                switch object.layout.kinds[i] {
-                case .attribute(let a):
-                    if !a.isTransient { errors += a.validate(object.values[i]) }
-                case .toOne(let r):
-                    if !r.isOptional && (object.values[i] as? ManagedObjectID).map({ discarded[$0] != nil }) ?? true {
-                        errors += r.validate(count: 0)
-                    }
-                case .toMany(let r):
-                    let ids = object.values[i] as? [ManagedObjectID] ?? []
-                    errors += r.validate(count: discarded.isEmpty ? ids.count : ids.count(where: { discarded[$0] == nil }))
-                }
-            }
-            // An update checks what it changed: the rest was valid when it was saved or loaded.
-            if object.insertedState {
-                for i in object.layout.kinds.indices { check(i) }
-            } else {
-                for i in object.changedIndexes { check(i) }
+                run(object, "validateForDelete") { try object.validateForDelete() }
+            } else if object.insertedState {
+                run(object, "validateForInsert") { try object.validateForInsert() }
+            } else if !object.changedIndexes.isEmpty {
+                run(object, "validateForUpdate") { try object.validateForUpdate() }
             }
         }
-        return rejected + denied + (errors.isEmpty ? [] : [ContextError.validation(errors)])
+        return rejected + denied + failed + (invalid.isEmpty ? [] : [ContextError.validation(invalid)])
     }
 
     /// Validates every change, then writes them all: to the stores (a context on a coordinator) or into
@@ -71,27 +60,44 @@ extension ManagedObjectContext {
             return
         }
         if isReadOnly { throw ContextError.readOnlyContext(description) }
-        let problems = validationErrors()
+        lifecycle.hasBeenUsed = true
+        // Apple's willSave() page: the will-save notification is where to compute values "once for all
+        // the objects being saved", and changes made in the objects' willSave() are saved; so the
+        // notification comes first, then willSave() of each object, then validation of the result.
+        NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
+        eventStreams.yield(.willSave)
+        try runWillSaveHooks()
+        lifecycle.appliesCoercions = true
+        let problems = collectValidationErrors()
+        lifecycle.appliesCoercions = false
         if let first = problems.first {
             if problems.count == 1 { throw first }
             var all: [ValidationError] = []
             for case .validation(let list) in problems.compactMap({ $0 as? ContextError }) { all += list }
-            throw problems.first { if case .deleteDenied = $0 as? ContextError { return true } else { return false } } ?? ContextError.validation(all)
+            func isDenied(_ e: Error) -> Bool { if case .deleteDenied = e as? ContextError { return true } else { return false } }
+            func isHookFailure(_ e: Error) -> Bool { if case .validationFailed = e as? ContextError { return true } else { return false } }
+            throw problems.first(where: isDenied) ?? problems.first(where: isHookFailure) ?? (all.isEmpty ? first : ContextError.validation(all))
         }
         dropReferencesToDiscarded()
-        NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
-        eventStreams.yield(.willSave)
+        // Deleted objects leave the context as the save ends; the did-save notification hands them out.
+        let deletedBeforeSave = deletedObjects
         processPendingChanges()
+        let saving = Array(changed.values)
         let saved: ContextChanges
         if let parent {
             saved = try pushToParent(parent)
         } else {
             guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator or parent") }
+            defer { awakeResolvedObjects() }
             saved = try saveToStores(coordinator)
             coordinator.didSaveFeed.publish(saved, from: ObjectIdentifier(self))
         }
+        runDidSaveHooks(saving)
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [ContextChanges.userInfoKey: saved])
+        var userInfo = saved.userInfo(objectsIn: self, deletedObjects: deletedBeforeSave)
+        if let name { userInfo[ContextChanges.contextNameKey] = name }
+        if let transactionAuthor { userInfo[ContextChanges.transactionAuthorKey] = transactionAuthor }
+        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: userInfo)
         eventStreams.yield(.didSave(saved))
     }
 
@@ -121,7 +127,7 @@ extension ManagedObjectContext {
                 if !object.objectID.isTemporaryID {
                     changes.deletes.append(.init(id: object.objectID, entity: object.entity, expectedVersion: object.rowVersion))
                 }
-            } else if !object.changedIndexes.isEmpty {
+            } else if object.hasPersistentChangedValues {
                 changes.updates.append(.init(id: object.objectID, entity: object.entity, values: object.values, expectedVersion: object.rowVersion))
             }
         }
@@ -142,10 +148,12 @@ extension ManagedObjectContext {
                     let conflicts = attachedConflicts(found)
                     if attempt > 8 { throw ContextError.mergeConflicts(conflicts.map(\.detached)) }
                     try mergePolicy.resolve(optimisticLockingConflicts: conflicts)
+                    lifecycle.resolvedConflicts += found.conflicts.map(\.objectID)
                 } catch let found as ConstraintConflictsFound {
                     let conflicts = attachedConflicts(found)
                     if attempt > 8 { throw ContextError.constraintConflicts(conflicts.map(\.detached)) }
                     try mergePolicy.resolve(constraintConflicts: conflicts)
+                    lifecycle.resolvedConflicts += found.conflicts.compactMap { $0.database?.id }
                 }
             }
         }
@@ -162,10 +170,10 @@ extension ManagedObjectContext {
 
     /// A deleted object whose deletion was saved leaves the context (Core Data's behaviour: it is no
     /// longer deleted, and has no context).
+    /// It leaves after its `didSave()`, which still sees it deleted (`runDidSaveHooks`).
     private func detachSavedDeletion(_ object: ManagedObject) {
         registry[object.objectID] = nil
-        object.managedObjectContext = nil
-        object.deletedState = false
+        lifecycle.savedDeletions.append(object)
     }
 
     /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
@@ -185,14 +193,16 @@ extension ManagedObjectContext {
                 detachSavedDeletion(object)
                 continue
             }
-            // The store wrote version 1 for an insert and the next version for an update.
-            if object.insertedState { object.rowVersion = 1 } else if !object.changedIndexes.isEmpty { object.rowVersion += 1 }
+            // The store wrote version 1 for an insert and the next version for an update; an object
+            // whose edits all set saved values back was not written, and is no news.
+            let written = object.insertedState || object.hasPersistentChangedValues
+            if object.insertedState { object.rowVersion = 1 } else if written { object.rowVersion += 1 }
             if object.insertedState, let permanent = ids[object.objectID] {
                 registry.rekey(object.objectID, to: permanent)
                 object.objectID = permanent
                 object.insertedState = false
                 saved.inserted.insert(permanent)
-            } else {
+            } else if written {
                 saved.updated.insert(object.objectID)
             }
             object.committed = object.values
@@ -219,8 +229,10 @@ extension ManagedObjectContext {
     /// A child's save: its changes become the parent's unsaved changes.
     private func pushToParent(_ parent: ManagedObjectContext) throws -> ContextChanges {
         let objects = Array(changed.values)
+        // Edits that set saved values back are not handed on: the parent has those values already.
+        let written = objects.filter { $0.insertedState || $0.deletedState || $0.hasPersistentChangedValues }
         let pushed: [(id: ManagedObjectID, entity: EntityDescription, values: [Any?], inserted: Bool, deleted: Bool, indexes: Set<Int>)] =
-            objects.map { ($0.objectID, $0.entity, $0.values, $0.insertedState, $0.deletedState, $0.changedIndexes) }
+            written.map { ($0.objectID, $0.entity, $0.values, $0.insertedState, $0.deletedState, $0.changedIndexes) }
         let versions: [ManagedObjectID: Int64] = try parent.performAndWait {
             var versions: [ManagedObjectID: Int64] = [:]
             for change in pushed where change.inserted {
@@ -228,6 +240,8 @@ extension ManagedObjectContext {
                 let object = parent.registeredObject(for: change.id) ?? type.init(entity: change.entity, insertInto: nil)
                 object.objectID = change.id
                 object.values = change.values
+                // Inserted once in its life, in the child: the parent's copy is not awoken again.
+                object.hasAwokenFromInsert = true
                 parent.insert(object)
             }
             // Deleted objects' relationships too, before the parent deletes them: the parent applies their
@@ -253,7 +267,11 @@ extension ManagedObjectContext {
                 detachSavedDeletion(object)
                 continue
             }
-            if object.insertedState { saved.inserted.insert(object.objectID) } else { saved.updated.insert(object.objectID) }
+            if object.insertedState {
+                saved.inserted.insert(object.objectID)
+            } else if object.hasPersistentChangedValues {
+                saved.updated.insert(object.objectID)
+            }
             object.insertedState = false
             object.committed = object.values
             object.changedIndexes = []

@@ -21,9 +21,45 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     public let concurrencyType: ConcurrencyType
     /// The coordinator at the root of this context's chain (its own, or its parent's).
-    public let persistentStoreCoordinator: PersistentStoreCoordinator?
-    public let parent: ManagedObjectContext?
+    ///
+    /// Settable, as in Core Data, until the context is first used (an object registered, a fetch or a
+    /// save): setting it after that, setting it to `nil`, or setting it on a context that has a parent
+    /// is a programmer error and stops the program (Core Data raises an exception there).
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { coordinatorStorage ?? parentStorage?.persistentStoreCoordinator }
+        set {
+            guard let newValue else { preconditionFailure("\(self): the persistent store coordinator cannot be set to nil") }
+            checkStoresCanChange("persistentStoreCoordinator")
+            precondition(parentStorage == nil, "\(self) has a parent context; a context has a coordinator or a parent, not both")
+            coordinatorStorage = newValue
+            updateMergeSubscription()
+        }
+    }
+    /// The context this one saves into, or `nil` for a context on a coordinator.
+    ///
+    /// Settable, as in Core Data, until the context is first used (an object registered, a fetch or a
+    /// save): setting it after that, or on a context that has a coordinator of its own, is a programmer
+    /// error and stops the program (Core Data raises an exception there).
+    public var parent: ManagedObjectContext? {
+        get { parentStorage }
+        set {
+            checkStoresCanChange("parent")
+            precondition(newValue == nil || coordinatorStorage == nil,
+                         "\(self) has a coordinator of its own; a context has a coordinator or a parent, not both")
+            precondition(newValue !== self, "a context cannot be its own parent")
+            parentStorage = newValue
+            updateMergeSubscription()
+        }
+    }
+    private var coordinatorStorage: PersistentStoreCoordinator?
+    private var parentStorage: ManagedObjectContext?
+    /// A name of your choosing, shown in the context's description and in its save notifications: for
+    /// telling contexts apart in logs.
     public var name: String?
+    /// Who makes this context's saves (a user, a sync engine, an importer), carried in its did-save
+    /// notifications (`ContextChanges.transactionAuthorKey`) and its description. Core Data records it in
+    /// persistent history; Granary hands it to whoever observes the saves.
+    public var transactionAuthor: String?
     public var mergePolicy: MergePolicy = .error
     /// Whether saves of other contexts on the same coordinator (for a root context) or of the parent
     /// (for a child) are merged into this context as they happen.
@@ -68,13 +104,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// What faulting has loaded in this context, for tests that count loads.
     var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
+    /// State of the lifecycle hooks and of the context's first use (see `ContextLifecycle`).
+    var lifecycle = ContextLifecycle()
 
     /// Creates a context; give it a coordinator or a parent before using it.
     public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator? = nil, parent: ManagedObjectContext? = nil) {
         precondition(coordinator == nil || parent == nil, "a context has a coordinator or a parent, not both")
         self.concurrencyType = concurrencyType
-        self.parent = parent
-        self.persistentStoreCoordinator = coordinator ?? parent?.persistentStoreCoordinator
+        self.parentStorage = parent
+        self.coordinatorStorage = parent == nil ? coordinator : nil
         switch concurrencyType {
         case .mainQueue: queue = .main
         case .privateQueue: queue = DispatchQueue(label: "granary.context")
@@ -96,7 +134,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     public var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
 
-    public var description: String { "<ManagedObjectContext \(name ?? "") \(concurrencyType)>" }
+    public var description: String {
+        "<ManagedObjectContext \(name ?? "")\(transactionAuthor.map { " author: \($0)" } ?? "") \(concurrencyType)>"
+    }
 
     // MARK: Queues
 
@@ -136,6 +176,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Schedules `body` on the context's queue without waiting (Core Data's `perform(_:)`).
     public func schedule(_ body: @escaping @Sendable () -> Void) {
         queue.async(execute: body)
+    }
+
+    /// Schedules `block` on the context's queue and returns at once: Core Data's fire-and-forget
+    /// `perform(_:)`, for code that does not wait for the block (use `await perform { }` to get a
+    /// result, `performAndWait { }` to block until it ran).
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
     }
 
     // MARK: Registered objects
@@ -207,6 +254,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func register(_ object: ManagedObject) {
+        lifecycle.hasBeenUsed = true
         sweepRegistryIfDue(adding: 1)
         registry[object.objectID] = object
     }
@@ -331,6 +379,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         register(object)
         changed[ObjectIdentifier(object)] = object
         pendingNotification.inserted.insert(object.objectID)
+        if !object.hasAwokenFromInsert {
+            object.hasAwokenFromInsert = true
+            object.awakeFromInsert()
+        }
     }
 
     /// Marks an object for deletion at the next save and applies the delete rules of its relationships
@@ -348,6 +400,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             changed[ObjectIdentifier(object)] = object
             pendingNotification.deleted.insert(object.objectID)
         }
+        // Before the rules tear the relationships down, with `isDeleted` already true, as in Core Data.
+        object.prepareForDeletion()
         propagateDeletion(of: object)
         if wasInserted {
             // Never saved: it just goes away.
@@ -407,6 +461,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if !object.deletedState && !(object.insertedState && pendingNotification.inserted.contains(object.objectID)) {
             pendingNotification.updated.insert(object.objectID)
         }
+        if lifecycle.isRunningWillSave { lifecycle.changedDuringWillSave.append(object) }
     }
 
     // MARK: Change sets
@@ -424,7 +479,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let changes = pendingNotification
         pendingNotification = ContextChanges()
         NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
-                                        userInfo: [ContextChanges.userInfoKey: changes])
+                                        userInfo: changes.userInfo(objectsIn: self))
         objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))
         eventStreams.yield(.objectsDidChange(changes))
     }
@@ -438,6 +493,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// their last saved values.
     public func rollback() {
         assertOnQueue()
+        var restored: [ManagedObject] = []
         for object in changed.values {
             object.rejectedValues = []
             if object.insertedState {
@@ -455,10 +511,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 // Back as it was saved: not deleted after all.
                 pendingNotification.deleted.remove(object.objectID)
                 pendingNotification.refreshed.insert(object.objectID)
+                restored.append(object)
             }
         }
         changed.removeAll()
         discarded = [:]
+        for object in restored { object.awake(fromSnapshotEvents: .rollback) }
         processPendingChanges()
     }
 
@@ -481,18 +539,24 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             guard let record = try? loadRecord(for: object.objectID) else { return }
             let base = object.committed
             let local = object.changedIndexes.map { ($0, object.values[$0]) }
+            let wasFault = object.faultState
             object.apply(record)
             for (i, value) in local {
                 object.values[i] = object.rebased(value, at: i, base: base?[i], onto: record.values[i])
                 object.changedIndexes.insert(i)
             }
+            // A fault was filled (and told so by `awakeFromFetch`); a loaded object was refreshed.
+            if !wasFault { object.awake(fromSnapshotEvents: .refresh) }
         } else {
+            if !object.faultState { object.willTurnIntoFault() }
+            let wasFault = object.faultState
             object.changedIndexes = []
             object.deletedState = false
             changed[ObjectIdentifier(object)] = nil
             object.values = object.layout.initialValues
             object.committed = nil
             object.faultState = true
+            if !wasFault { object.didTurnIntoFault() }
         }
         pendingNotification.refreshed.insert(object.objectID)
     }
@@ -564,12 +628,14 @@ extension ManagedObject {
         return result
     }
 
-    /// Takes a record's values as the object's saved state.
+    /// Takes a record's values as the object's saved state; a fault so filled is told by `awakeFromFetch()`.
     func apply(_ record: ObjectRecord) {
+        let wasFault = faultState
         values = record.values
         committed = record.values
         rowVersion = record.version
         changedIndexes = []
         faultState = false
+        if wasFault { awakeFromFetchUnrecorded() }
     }
 }

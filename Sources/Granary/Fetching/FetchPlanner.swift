@@ -13,6 +13,12 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         /// Several `.index` scans of one index whose results are disjoint (they differ in the value of
         /// one column), concatenated in order. Empty when the predicate can never hold.
         case indexUnion([AccessPath])
+        /// Rows read by primary key, in key order: those the inverse of a to-one relationship lists on
+        /// the objects a predicate compares it with (`company == %@` reads the company's `employees`).
+        /// The store chooses it, not the planner, for an object comparison on a to-one relationship no
+        /// index covers: every relationship has an inverse, which holds exactly the rows that point at
+        /// the object. `relationship` names the inverse (`"Company.employees"`).
+        case keys(relationship: String, keys: [Int64])
 
         /// The storage queries that run this access path (none for `.fullScan`, which reads the table).
         ///
@@ -24,6 +30,7 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
                 return [IndexQuery(table: table, index: name, equal: equal, range: range, prefix: prefix, reverse: reverse,
                                    offset: offset, limit: limit)]
             case .indexUnion(let scans): return scans.flatMap { $0.indexQueries(table: table) }
+            case .keys: return []
             }
         }
     }
@@ -469,6 +476,8 @@ public enum FetchPlanner {
             return "SCAN \(entityName)"
         case .index(let name, _, _, _, _):
             return "INDEX \(name)" + bounds(access)
+        case .keys(let relationship, let keys):
+            return "ROWS LISTED BY \(relationship) (\(keys.count))"
         case .indexUnion(let scans):
             guard case .index(let name, _, _, _, _)? = scans.first else { return "NOTHING" }
             return "UNION OF \(scans.count) SCANS OF INDEX \(name):" + scans.map(bounds).joined(separator: " |")

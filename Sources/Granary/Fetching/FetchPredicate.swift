@@ -128,6 +128,37 @@ public struct FetchKey: Sendable {
     /// `key != nil`.
     public static func != (k: FetchKey, _: _OptionalNilComparisonType) -> FetchPredicate { FetchPredicate(.not(.isNil(k.path))) }
 
+    /// The object at this key path is `object`, by identity (`company == %@`); a nil object tests for
+    /// an empty relationship. Only the object's ID is kept, so build the predicate after saving a new
+    /// object (a temporary ID matches unsaved objects only).
+    public static func == (k: FetchKey, object: ManagedObject?) -> FetchPredicate {
+        guard let object else { return FetchPredicate(.isNil(k.path)) }
+        return FetchPredicate(.objects(k.path, [object.objectID]))
+    }
+    /// The object at this key path is not `object` (an empty relationship included, as in Core Data);
+    /// a nil object tests for a non-empty relationship.
+    public static func != (k: FetchKey, object: ManagedObject?) -> FetchPredicate {
+        guard let object else { return FetchPredicate(.not(.isNil(k.path))) }
+        return FetchPredicate(.not(.objects(k.path, [object.objectID])))
+    }
+    /// The object at this key path is the one with this ID.
+    public static func == (k: FetchKey, id: ManagedObjectID) -> FetchPredicate { FetchPredicate(.objects(k.path, [id])) }
+    /// The object at this key path is not the one with this ID (an empty relationship included).
+    public static func != (k: FetchKey, id: ManagedObjectID) -> FetchPredicate { FetchPredicate(.not(.objects(k.path, [id]))) }
+
+    /// The object at this key path is one of `objects`, by identity (`company IN %@`).
+    public func isIn<S: Sequence>(_ objects: S) -> FetchPredicate where S.Element: ManagedObject {
+        FetchPredicate(.objects(path, objects.map(\.objectID)))
+    }
+    /// The object at this key path is one of the objects with these IDs.
+    public func isIn<S: Sequence>(_ ids: S) -> FetchPredicate where S.Element == ManagedObjectID {
+        FetchPredicate(.objects(path, Array(ids)))
+    }
+    /// This to-many relationship holds `object` (`ANY employees == %@`).
+    public func contains(_ object: ManagedObject) -> FetchPredicate { FetchPredicate(.objects(path, [object.objectID])) }
+    /// This to-many relationship holds the object with this ID.
+    public func contains(_ id: ManagedObjectID) -> FetchPredicate { FetchPredicate(.objects(path, [id])) }
+
     /// The first key's value == the second key's value.
     public static func == (a: FetchKey, b: FetchKey) -> FetchPredicate { FetchPredicate(.compare(a.path, .equal, .keyPath(b.path))) }
     /// The first key's value != the second key's value.

@@ -31,11 +31,23 @@ public struct FetchRequest<Result: ManagedObject> {
     /// Unsaved inserts, edits and deletes of the context count, as in Core Data (the default).
     public var includesPendingChanges = true
     public var includesSubentities = true
-    /// For dictionary results: the properties to include (all attributes when empty).
+    /// For dictionary results (`ManagedObjectContext.fetchDictionaries(_:)`): the keys each dictionary
+    /// may hold, as Core Data's `propertiesToFetch` — attribute names, to-one relationship names (whose
+    /// values come back as object IDs), and `FetchRequest.objectIDKey` for the object's ID. Empty: every
+    /// stored attribute.
     public var propertiesToFetch: [String] = []
+    /// For dictionary results: equal dictionaries are returned once, as Core Data's
+    /// `returnsDistinctResults` (the first of each in the requested order is kept; the window applies
+    /// after).
+    public var returnsDistinctResults = false
     /// To-one and to-many relationships whose destinations are loaded with the results, saving a
     /// round trip per object later.
     public var relationshipKeyPathsForPrefetching: [String] = []
+
+    /// The `propertiesToFetch` key under which a dictionary result holds the object's ID: what Core
+    /// Data asks for with an `NSExpressionDescription` named "objectID" whose expression is
+    /// `NSExpression.expressionForEvaluatedObject()`.
+    public static var objectIDKey: String { "objectID" }
 
     /// A request for the entity whose class is `Result`.
     public init() {}

@@ -13,6 +13,14 @@ public enum KeyPathNames {
                    rootTypeName: String(describing: type(of: keyPath).rootType))
     }
 
+    /// The property names along a key path rooted at `entity`'s class, found by reading the key path
+    /// on a probe object: unlike `components(of:)`, this names `@Managed` properties, whose key paths
+    /// Swift describes without their names. For code that turns key paths into keys itself (Core Data's
+    /// `NSSortDescriptor(keyPath:ascending:)` in GranaryCoreData).
+    public static func components(of keyPath: AnyKeyPath, entity: EntityDescription, model: ManagedObjectModel) -> [String]? {
+        KeyPathProbe.components(of: keyPath, entity: entity, model: model)
+    }
+
     /// The property names in a key path description such as `\Employee.manager?.name?`.
     ///
     /// - Parameters:

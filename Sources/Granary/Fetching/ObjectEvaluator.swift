@@ -57,30 +57,36 @@ struct ObjectEvaluator {
                 values.append((try? a.storageValue(for: object.values[i])) ?? .null)
             case .toOne:
                 if let id = object.values[i] as? ManagedObjectID, let target = context.registeredOrFault(id) {
-                    values.append(.reference(RowReference(table: TableID(rawValue: 0), key: arena.key(for: target))))
+                    values.append(.reference(Self.reference(arena.key(for: target))))
                 } else {
                     values.append(.null)
                 }
             case .toMany:
                 let ids = object.values[i] as? [ManagedObjectID] ?? []
-                values.append(.references(ids.compactMap { context.registeredOrFault($0) }.map {
-                    RowReference(table: TableID(rawValue: 0), key: arena.key(for: $0))
-                }))
+                values.append(.references(ids.compactMap { context.registeredOrFault($0) }.map { Self.reference(arena.key(for: $0)) }))
             }
         }
         return Row(values)
     }
 
     private func evaluator(for entity: EntityDescription) -> RowEvaluator {
-        RowEvaluator(schema: Self.schema(for: entity)) { [arena, self] _, ref in
+        RowEvaluator(schema: Self.schema(for: entity), resolve: { [arena, self] _, ref in
             guard ref.key >= 0, Int(ref.key) < arena.objects.count else { return nil }
             let target = arena.objects[Int(ref.key)]
             return (self.row(for: target), Self.schema(for: target.entity))
-        }
+        }, objectReference: { [arena, context] id in
+            // An object no row built so far points at has no key yet, and none can point at it: a row
+            // gives every object it references a key as it is built, before it is evaluated.
+            guard let object = context.registeredObject(for: id), let key = arena.keys[ObjectIdentifier(object)] else { return nil }
+            return Self.reference(key)
+        })
     }
 
+    private static func reference(_ key: Int64) -> RowReference { RowReference(table: TableID(rawValue: 0), key: key) }
+
     func matches(_ node: PredicateNode, _ object: ManagedObject) throws -> Bool {
-        try evaluator(for: object.entity).matches(node, row: row(for: object))
+        let row = row(for: object)
+        return try evaluator(for: object.entity).matches(node, row: row, reference: Self.reference(arena.key(for: object)))
     }
 
     /// The value at a key path of an object (through to-one relationships), as fetches sort on it.

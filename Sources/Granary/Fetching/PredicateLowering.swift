@@ -11,7 +11,8 @@ extension PredicateNode {
     /// (`$0.manager!.name`, where a nil link reads as null instead of failing); `NilLiteral` (`== nil`);
     /// `Value` constants mapped as `PredicateValueConvertible` documents (captured arrays and sets become
     /// lists, captured ranges become bounds); `SequenceContains` on a constant list (IN);
-    /// `SequenceStartsWith` (BEGINSWITH); `CollectionContainsCollection` (`String.contains`, CONTAINS);
+    /// captured object IDs compared with an object's `objectID` (`$0.company?.objectID == id`) with
+    /// `==`/`!=` or in `contains` (identity, as `PredicateNode.objects`); `SequenceStartsWith` (BEGINSWITH); `CollectionContainsCollection` (`String.contains`, CONTAINS);
     /// `SequenceContainsWhere` and `SequenceAllSatisfy` on a to-many relationship (ANY, and NOT ANY NOT);
     /// `KeyPath` to `count`/`isEmpty` of an `Array` or `Set` relationship (`@count`); `RangeExpressionContains`
     /// over `ClosedRange` (BETWEEN) and `Range` (`>=` and `<`); a `Bool` key path or constant standing alone.
@@ -54,6 +55,8 @@ enum LoweredOperand {
     case count(KeyPathExpr)
     /// Whether a to-many relationship is empty.
     case isEmpty(KeyPathExpr)
+    /// Captured managed objects (or IDs), compared by identity.
+    case objects([ManagedObjectID])
 }
 
 /// The variables in scope (each bound to a key path from the current object) and the key path namer.
@@ -135,6 +138,12 @@ struct LoweringContext {
         case (.keyPath(let p)?, .constant(let v)?): return .compare(p, op, .value(v))
         case (.constant(let v)?, .keyPath(let p)?): return .compare(p, op.swapped, .value(v))
         case (.keyPath(let p)?, .keyPath(let q)?): return .compare(p, op, .keyPath(q))
+        case (.keyPath(let p)?, .objects(let ids)?), (.objects(let ids)?, .keyPath(let p)?):
+            switch op {
+            case .equal: return .objects(p, ids)
+            case .notEqual: return .not(.objects(p, ids))
+            default: return nil
+            }
         case (.count(let p)?, .constant(.int(let n))?): return Int(exactly: n).map { .count(p, op, $0) }
         case (.constant(.int(let n))?, .count(let p)?): return Int(exactly: n).map { .count(p, op.swapped, $0) }
         case (nil, .constant(.bool(true))?) where op == .equal: return try optionalPredicate(lhs)
@@ -216,9 +225,10 @@ extension PredicateExpressions.Comparison: LowerableExpression {
 
 extension PredicateExpressions.SequenceContains: LowerableExpression {
     func lowered(in context: LoweringContext) throws(PredicateParseError) -> PredicateNode? {
-        guard case .keyPath(let p)? = try context.operand(element) else { return nil }
-        switch try context.operand(sequence) {
-        case .constants(let values)?: return .isIn(p, values)
+        switch (try context.operand(element), try context.operand(sequence)) {
+        case (.keyPath(let p)?, .constants(let values)?): return .isIn(p, values)
+        // `objects.contains($0.company)` and `$0.employees.contains(employee)`: identity.
+        case (.keyPath(let p)?, .objects(let ids)?), (.objects(let ids)?, .keyPath(let p)?): return .objects(p, ids)
         default: return nil
         }
     }
@@ -287,6 +297,8 @@ extension PredicateExpressions.KeyPath: LowerableOperand {
             if collection.countKeyPath == any { return .count(base) }
             if collection.isEmptyKeyPath == any { return .isEmpty(base) }
         }
+        // `objectID` stands for the object itself, which a comparison with captured IDs tests by identity.
+        if type(of: any).valueType == ManagedObjectID.self, type(of: any).rootType is ManagedObject.Type { return .keyPath(base) }
         guard let names = context.keyPathName(any) else { return nil }
         // From the object itself (the common case), the namer's array as it is: no concatenation.
         return .keyPath(base.isEmpty ? names : base + names)
@@ -319,6 +331,7 @@ extension PredicateExpressions.NilLiteral: LowerableOperand {
 extension PredicateExpressions.Value: LowerableOperand {
     func lowered(in context: LoweringContext) throws(PredicateParseError) -> LoweredOperand? {
         if let v = PredicateValues.value(of: value) { return .constant(v) }
+        if let ids = PredicateValues.objectIDs(of: value) { return .objects(ids) }
         // Ranges before sequences: an integer range is also a sequence of its members.
         if let b = PredicateValues.bounds(of: value) { return .range(lower: b.lower, upper: b.upper, isClosed: b.isClosed) }
         if let vs = PredicateValues.values(of: value) { return .constants(vs) }

@@ -36,6 +36,15 @@ public indirect enum PredicateNode: Sendable, Hashable {
     case any(KeyPathExpr, PredicateNode)
     /// The number of members of the to-many relationship compared with a constant (`@count`).
     case count(KeyPathExpr, ComparisonOperator, Int)
+    /// Some object the key path reaches is one of the given objects: identity, as Core Data compares a
+    /// managed object argument (`company == %@`, `company IN %@`, `ANY employees == %@`, `SELF IN %@`).
+    ///
+    /// The key path may pass through to-one and to-many relationships; the empty path is the object
+    /// itself. `NOT` of it holds where no object reached is one of them (an empty relationship
+    /// included, as in Core Data, where `nil != object`). An ID matches a stored row only when it is
+    /// the row's permanent ID; a temporary ID (an object not saved yet) matches the context's unsaved
+    /// objects only, and an ID is taken when the predicate is built, so build it after saving.
+    case objects(KeyPathExpr, [ManagedObjectID])
 
     /// A conjunction, flattened and simplified: `true` terms are dropped and a `false` term wins.
     public static func all(_ terms: [PredicateNode]) -> PredicateNode {
@@ -107,6 +116,8 @@ extension PredicateNode {
                 guard p == q else { return false }
             case (.count(let p, let o, let n), .count(let q, let u, let m)):
                 guard p == q && o == u && n == m else { return false }
+            case (.objects(let p, let xs), .objects(let q, let ys)):
+                guard p == q && xs == ys else { return false }
             default:
                 return false
             }
@@ -166,6 +177,10 @@ extension PredicateNode {
                 hasher.combine(p)
                 hasher.combine(o)
                 hasher.combine(n)
+            case .objects(let p, let ids):
+                hasher.combine(12)
+                hasher.combine(p)
+                hasher.combine(ids)
             }
             guard let next = pending.popLast() else { return }
             node = next
@@ -410,6 +425,10 @@ enum PredicateFormat {
         case .string(let path, let op, let s, let c, let d): return "\(k(path)) \(op.rawValue)\(flags(c, d)) \(literal(.string(s)))"
         case .isNil(let path): return "\(k(path)) == nil"
         case .count(let path, let op, let n): return "\(k(path)).@count \(op.rawValue) \(n)"
+        // Objects are written by their URIs, as Core Data writes them by description: this form is for
+        // reading, not for parsing back (a predicate with objects is built from the objects).
+        case .objects(let path, let ids) where ids.count == 1: return "\(k(path)) == <\(ids[0])>"
+        case .objects(let path, let ids): return "\(k(path)) IN {\(ids.map { "<\($0)>" }.joined(separator: ", "))}"
         case .not, .any: return "…"
         }
     }

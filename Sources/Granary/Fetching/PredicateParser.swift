@@ -209,6 +209,8 @@ private struct Parser {
         case subqueryCount(KeyPathExpr, PredicateNode)
         case constant(Value)
         case list([Value])
+        /// Managed objects or object IDs given as `%@`, compared by identity.
+        case objects([ManagedObjectID])
     }
 
     let tokens: [Token]
@@ -388,8 +390,14 @@ private struct Parser {
     mutating func quantified(_ quantifier: String) throws -> Nested {
         _ = advance()
         let start = current
-        guard case .keyPath(let path) = try expression(), path.count >= 2 else {
-            throw error("\(quantifier) needs a key path through a to-many relationship to an attribute, such as reports.age", at: start)
+        let message = "\(quantifier) needs a key path through a to-many relationship to an attribute, such as reports.age"
+        guard case .keyPath(let path) = try expression(), !path.isEmpty else { throw error(message, at: start) }
+        if path.count == 1 {
+            // `ANY employees == %@` with objects: the members themselves are compared, by identity.
+            let node = try comparison(lhs: .keyPath(path), lhsToken: start, quantified: true)
+            guard case .objects = node, quantifier != "ALL" else { throw error(message, at: start) }
+            let result: PredicateNode = quantifier == "NONE" ? .not(node) : node
+            return try nested(result, result.depth(cappedAt: 2), at: start)
         }
         let member = try comparison(lhs: .keyPath([path.last!]), lhsToken: start, quantified: true)
         let collection = Array(path.dropLast())
@@ -437,12 +445,16 @@ private struct Parser {
             case "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES":
                 let op = StringOperator(rawValue: k)!
                 guard case .keyPath(let path) = lhs else { throw error("\(k) needs a key path on its left", at: lhsToken) }
-                guard case .constant(.string(let s)) = try expression() else { throw error("\(k) needs a string on its right", at: rhsToken) }
+                let rhs = try expression()
+                // `employees CONTAINS %@`: the to-many relationship holds the object.
+                if k == "CONTAINS", !c && !d, case .objects(let ids) = rhs { return .objects(path, ids) }
+                guard case .constant(.string(let s)) = rhs else { throw error("\(k) needs a string on its right", at: rhsToken) }
                 return .string(path, op, s, caseInsensitive: c, diacriticInsensitive: d)
             case "IN":
                 guard case .keyPath(let path) = lhs else { throw error("IN needs a key path on its left", at: lhsToken) }
                 switch try expression() {
                 case .list(let values): return .isIn(path, values)
+                case .objects(let ids): return .objects(path, ids)
                 default: throw error("IN needs a list such as {1, 2} or a collection argument on its right", at: rhsToken)
                 }
             case "BETWEEN":
@@ -466,6 +478,11 @@ private struct Parser {
             return try keyCompare(p, op, v, c, d, opToken)
         case (.constant(let v), .keyPath(let p)):
             return try keyCompare(p, op.swapped, v, c, d, opToken)
+        case (.keyPath(let p), .objects(let ids)), (.objects(let ids), .keyPath(let p)):
+            guard !c && !d, op == .equal || op == .notEqual else {
+                throw error("an object compares by identity, with == or != (or IN) and no [c] or [d]", at: opToken)
+            }
+            return op == .equal ? .objects(p, ids) : .not(.objects(p, ids))
         case (.keyPath(let p), .keyPath(let q)):
             if c || d { throw error("[c] and [d] need a string constant to compare with", at: opToken) }
             return .compare(p, op, .keyPath(q))
@@ -537,8 +554,9 @@ private struct Parser {
             default:
                 guard let any = arg else { return .constant(.null) }
                 if let v = PredicateValues.value(of: any) { return .constant(v) }
+                if let ids = PredicateValues.objectIDs(of: any) { return .objects(ids) }
                 if let vs = PredicateValues.values(of: any) { return .list(vs) }
-                throw PredicateParseError.argument(message: "%@ got \(describe(arg)), which is not a predicate value or a collection of them", offset: t.offset)
+                throw PredicateParseError.argument(message: "%@ got \(describe(arg)), which is not a predicate value, a managed object or object ID, or a collection of them", offset: t.offset)
             }
         case .number(let text):
             _ = advance()

@@ -57,6 +57,27 @@ enum PredicateValues {
         return nil
     }
 
+    /// The IDs of a managed object or object ID, or of a non-empty collection of them, or `nil` for
+    /// anything else: what a predicate compares by identity.
+    static func objectIDs(of any: Any) -> [ManagedObjectID]? {
+        if let id = any as? ManagedObjectID { return [id] }
+        if let object = any as? ManagedObject { return [object.objectID] }
+        if let unwrapped = unwrapOptional(any) { return objectIDs(of: unwrapped) }
+        if any is String || any is Data || any is Substring { return nil }
+        guard let sequence = any as? any Sequence else { return nil }
+        var ids: [ManagedObjectID] = []
+        for element in elements(sequence) {
+            if let id = element as? ManagedObjectID {
+                ids.append(id)
+            } else if let object = element as? ManagedObject {
+                ids.append(object.objectID)
+            } else {
+                return nil
+            }
+        }
+        return ids.isEmpty ? nil : ids
+    }
+
     /// The constants of a collection (an array, set or other sequence of convertible values), or `nil`.
     static func values(of any: Any) -> [Value]? {
         if let unwrapped = unwrapOptional(any) { return values(of: unwrapped) }

@@ -18,6 +18,7 @@ public struct RowEvaluator {
     /// The entity whose rows `matches` and `compare` receive.
     public let schema: FetchSchema
     private let resolve: (String, RowReference) throws -> (Row, FetchSchema)?
+    private let objectReference: (ManagedObjectID) -> RowReference?
     private let regexes = RegexCache()
 
     /// An evaluator for rows of `schema`'s entity.
@@ -27,9 +28,13 @@ public struct RowEvaluator {
     ///   - resolve: the row a reference points at and the schema of its entity, given the
     ///     relationship's destination entity name; `nil` when the row does not exist. Needed only for key
     ///     paths through relationships.
-    public init(schema: FetchSchema, resolve: @escaping (String, RowReference) throws -> (Row, FetchSchema)? = { _, _ in nil }) {
+    ///   - objectReference: the reference rows hold for an object ID (`nil` for an object no row can
+    ///     reference, such as one of another store). Needed only for `PredicateNode.objects`.
+    public init(schema: FetchSchema, resolve: @escaping (String, RowReference) throws -> (Row, FetchSchema)? = { _, _ in nil },
+                objectReference: @escaping (ManagedObjectID) -> RowReference? = { _ in nil }) {
         self.schema = schema
         self.resolve = resolve
+        self.objectReference = objectReference
     }
 
     /// Whether `row` satisfies the predicate.
@@ -39,8 +44,16 @@ public struct RowEvaluator {
     ///   nesting deeper than `PredicateNode.maximumDepth` (plus the level a fetch adds joining its
     ///   parts), and what `resolve` throws.
     public func matches(_ node: PredicateNode, row: Row) throws -> Bool {
+        try matches(node, row: row, reference: nil)
+    }
+
+    /// Whether `row`, which `reference` points at, satisfies the predicate; the reference is what
+    /// `SELF == object` compares (without it, `SELF` matches no object).
+    ///
+    /// - Throws: as `matches(_:row:)`.
+    public func matches(_ node: PredicateNode, row: Row, reference: RowReference?) throws -> Bool {
         do {
-            return try matches(node, row, schema, levelsLeft: PredicateNode.maximumJoinedDepth)
+            return try matches(node, Member(row: row, schema: schema, reference: reference), levelsLeft: PredicateNode.maximumJoinedDepth)
         } catch PredicateParseError.treeTooDeep {
             // Thrown where the walk stopped; the message names the depth of the whole predicate.
             throw PredicateParseError.treeTooDeep(depth: node.depth)
@@ -73,38 +86,67 @@ public struct RowEvaluator {
 
     /// The recursive part handles only the nodes with terms, in small functions, so that each level
     /// costs the stack little; `levelsLeft` stops a tree built in code from recursing past the limit.
-    private func matches(_ node: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+    /// A row being evaluated, with its entity's schema and, when known, the reference that points at it.
+    private struct Member {
+        var row: Row
+        var schema: FetchSchema
+        var reference: RowReference?
+    }
+
+    private func matches(_ node: PredicateNode, _ member: Member, levelsLeft: Int) throws -> Bool {
         switch node {
-        case .and(let terms): return try all(terms, row, schema, levelsLeft: levelsLeft)
-        case .or(let terms): return try some(terms, row, schema, levelsLeft: levelsLeft)
-        case .not(let term): return try !negated(term, row, schema, levelsLeft: levelsLeft)
-        case .any(let path, let inner): return try someMember(path, inner, row, schema, levelsLeft: levelsLeft)
-        default: return try leafMatches(node, row, schema)
+        case .and(let terms): return try all(terms, member, levelsLeft: levelsLeft)
+        case .or(let terms): return try some(terms, member, levelsLeft: levelsLeft)
+        case .not(let term): return try !negated(term, member, levelsLeft: levelsLeft)
+        case .any(let path, let inner): return try someMember(path, inner, member, levelsLeft: levelsLeft)
+        case .objects(let path, let ids): return try isOneOf(ids, path, member)
+        default: return try leafMatches(node, member.row, member.schema)
         }
     }
 
-    private func all(_ terms: [PredicateNode], _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+    private func all(_ terms: [PredicateNode], _ member: Member, levelsLeft: Int) throws -> Bool {
         guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
-        for term in terms where try !matches(term, row, schema, levelsLeft: levelsLeft - 1) { return false }
+        for term in terms where try !matches(term, member, levelsLeft: levelsLeft - 1) { return false }
         return true
     }
 
-    private func some(_ terms: [PredicateNode], _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+    private func some(_ terms: [PredicateNode], _ member: Member, levelsLeft: Int) throws -> Bool {
         guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
-        for term in terms where try matches(term, row, schema, levelsLeft: levelsLeft - 1) { return true }
+        for term in terms where try matches(term, member, levelsLeft: levelsLeft - 1) { return true }
         return false
     }
 
-    private func negated(_ term: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+    private func negated(_ term: PredicateNode, _ member: Member, levelsLeft: Int) throws -> Bool {
         guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
-        return try matches(term, row, schema, levelsLeft: levelsLeft - 1)
+        return try matches(term, member, levelsLeft: levelsLeft - 1)
     }
 
-    private func someMember(_ path: KeyPathExpr, _ inner: PredicateNode, _ row: Row, _ schema: FetchSchema, levelsLeft: Int) throws -> Bool {
+    private func someMember(_ path: KeyPathExpr, _ inner: PredicateNode, _ member: Member, levelsLeft: Int) throws -> Bool {
         guard levelsLeft > 0 else { throw PredicateParseError.treeTooDeep(depth: PredicateNode.maximumJoinedDepth + 1) }
-        for (memberRow, memberSchema) in try members(path, row, schema)
-        where try matches(inner, memberRow, memberSchema, levelsLeft: levelsLeft - 1) {
+        for m in try members(path, member) where try matches(inner, m, levelsLeft: levelsLeft - 1) {
             return true
+        }
+        return false
+    }
+
+    /// Whether some object the key path reaches (the row itself for the empty path) is one of `ids`:
+    /// references are compared, so no row is read for the last step.
+    private func isOneOf(_ ids: [ManagedObjectID], _ path: KeyPathExpr, _ member: Member) throws -> Bool {
+        let wanted = Set(ids.compactMap(objectReference))
+        guard let last = path.last else { return member.reference.map(wanted.contains) ?? false }
+        for m in try members(Array(path.dropLast()), member) {
+            let info = try field(last, of: path, in: m.schema)
+            switch (info.kind, m.row[info.column]) {
+            case (.toOne, .reference(let ref)):
+                if wanted.contains(ref) { return true }
+            case (.toMany, .references(let refs)):
+                if refs.contains(where: wanted.contains) { return true }
+            case (.toOne, _), (.toMany, _):
+                continue
+            default:
+                throw PredicateParseError.invalidKeyPath(keyPath: name(path), entity: m.schema.entityName,
+                                                         reason: "ends at '\(last)', which is not a relationship, so it holds no object")
+            }
         }
         return false
     }
@@ -136,7 +178,7 @@ public struct RowEvaluator {
         case .count(let path, let op, let n):
             let c = try count(path, row, schema)
             return op.holds(for: c < n ? .orderedAscending : c > n ? .orderedDescending : .orderedSame)
-        case .and, .or, .not, .any:
+        case .and, .or, .not, .any, .objects:
             preconditionFailure("matches(_:_:_:levelsLeft:) evaluates the nodes with terms")
         }
     }
@@ -194,21 +236,24 @@ public struct RowEvaluator {
     }
 
     /// The rows reached through the relationships of the key path (to-one and to-many), dangling links skipped.
-    private func members(_ path: KeyPathExpr, _ row: Row, _ schema: FetchSchema) throws -> [(Row, FetchSchema)] {
-        var frontier = [(row, schema)]
+    private func members(_ path: KeyPathExpr, _ start: Member) throws -> [Member] {
+        var frontier = [start]
         for name in path {
-            var next: [(Row, FetchSchema)] = []
-            for (r, s) in frontier {
-                let info = try field(name, of: path, in: s)
-                switch (info.kind, r[info.column]) {
+            var next: [Member] = []
+            func add(_ destination: String, _ ref: RowReference) throws {
+                if let (row, schema) = try resolve(destination, ref) { next.append(Member(row: row, schema: schema, reference: ref)) }
+            }
+            for m in frontier {
+                let info = try field(name, of: path, in: m.schema)
+                switch (info.kind, m.row[info.column]) {
                 case (.toOne(let destination), .reference(let ref)):
-                    if let m = try resolve(destination, ref) { next.append(m) }
+                    try add(destination, ref)
                 case (.toMany(let destination), .references(let refs)):
-                    for ref in refs { if let m = try resolve(destination, ref) { next.append(m) } }
+                    for ref in refs { try add(destination, ref) }
                 case (.toOne, _), (.toMany, _):
                     continue
                 default:
-                    throw PredicateParseError.invalidKeyPath(keyPath: self.name(path), entity: s.entityName,
+                    throw PredicateParseError.invalidKeyPath(keyPath: self.name(path), entity: m.schema.entityName,
                                                         reason: "passes through '\(name)', which is not a relationship")
                 }
             }
@@ -223,12 +268,12 @@ public struct RowEvaluator {
             throw PredicateParseError.invalidKeyPath(keyPath: "SELF", entity: schema.entityName, reason: "has no @count")
         }
         var total = 0
-        for (r, s) in try members(Array(path.dropLast()), row, schema) {
-            let info = try field(last, of: path, in: s)
+        for m in try members(Array(path.dropLast()), Member(row: row, schema: schema, reference: nil)) {
+            let info = try field(last, of: path, in: m.schema)
             guard case .toMany = info.kind else {
-                throw PredicateParseError.invalidKeyPath(keyPath: name(path), entity: s.entityName, reason: "is not a to-many relationship, so it has no @count")
+                throw PredicateParseError.invalidKeyPath(keyPath: name(path), entity: m.schema.entityName, reason: "is not a to-many relationship, so it has no @count")
             }
-            if case .references(let refs) = r[info.column] { total += refs.count }
+            if case .references(let refs) = m.row[info.column] { total += refs.count }
         }
         return total
     }

@@ -59,6 +59,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.versionIdentifier = versionIdentifier
         self.versionHash = result.versionHash
         self.entityVersionHashes = result.entityVersionHashes
+        ModelClassRegistry.register(self)
     }
 
     /// A model from a declaration block: `Entity` and `Configuration` items.

@@ -18,9 +18,11 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
     public let isOrdered: Bool
     /// What deleting the source object does to the destinations.
     public let deleteRule: DeleteRule
-    /// Whether the relationship may be nil (to-one) or empty (to-many) when the object is saved.
+    /// Whether the relationship may be nil (to-one) or empty (to-many, whatever `minCount` says) when the
+    /// object is saved. A non-optional to-many may still be empty when `minCount` is 0, as in Core Data.
     public let isOptional: Bool
-    /// The fewest objects a non-empty to-many relationship may hold; 0 for to-one relationships.
+    /// The fewest objects a to-many relationship may hold (when it is optional, only once it holds any);
+    /// 0 for to-one relationships.
     public let minCount: Int
     /// The most objects a to-many relationship may hold, or nil for no limit; 1 for to-one relationships.
     public let maxCount: Int?
@@ -88,16 +90,22 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
         return "relationship \(qualifiedName) \(arrow) \(destinationEntityName) (inverse \(inverseName))"
     }
 
-    /// Every way a relationship holding `count` objects (0 or 1 for a to-one) fails this description:
-    /// missing when required, fewer than `minCount` or more than `maxCount`.
+    /// Every way a relationship holding `count` objects (0 or 1 for a to-one) fails this description,
+    /// by Core Data's rules for `NSRelationshipDescription`:
+    /// - an optional relationship may be empty, whatever `minCount` says ("the counts are only enforced if
+    ///   the relationship value in the containing object is not nil");
+    /// - a non-optional to-one must hold an object (`missing`);
+    /// - a to-many relationship is never nil, only empty, so a non-optional one is held to its counts
+    ///   alone: empty is valid with `minCount` 0 (the default), `tooFew` below a positive one;
+    /// - a non-empty to-many holds at least `minCount` and at most `maxCount` objects.
     ///
-    /// Use it before saving; an empty optional relationship is always valid, whatever `minCount` says.
+    /// Use it before saving.
     public func validate(count: Int) -> [ValidationError] {
         func failure(_ reason: ValidationError.Reason) -> [ValidationError] {
             [ValidationError(entityName: entityName, propertyName: name, reason: reason)]
         }
-        if count == 0 { return isOptional ? [] : failure(.missing) }
-        guard isToMany else { return [] }
+        if count == 0 && isOptional { return [] }
+        guard isToMany else { return count == 0 ? failure(.missing) : [] }
         if count < minCount { return failure(.tooFew(count: count, minimum: minCount)) }
         if let maxCount, count > maxCount { return failure(.tooMany(count: count, maximum: maxCount)) }
         return []

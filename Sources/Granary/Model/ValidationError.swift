@@ -20,7 +20,7 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
         case tooLong(length: Int, maximum: Int)
         /// The string does not wholly match a `.regex` pattern.
         case patternMismatch(pattern: String)
-        /// A non-empty to-many relationship below its `minCount`.
+        /// A to-many relationship below its `minCount`: a non-empty one, or an empty non-optional one.
         case tooFew(count: Int, minimum: Int)
         /// A to-many relationship above its `maxCount`.
         case tooMany(count: Int, maximum: Int)

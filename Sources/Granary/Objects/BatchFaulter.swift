@@ -100,10 +100,12 @@ final class BatchFaulter {
         guard let context else { return }
         for id in batches[index] {
             guard let object = context.registeredObject(for: id), !object.faultState, !object.hasChanges else { continue }
+            object.willTurnIntoFault()
             object.values = object.layout.initialValues
             object.committed = nil
             object.faultState = true
             object.batch = (self, index)
+            object.didTurnIntoFault()
         }
     }
 }

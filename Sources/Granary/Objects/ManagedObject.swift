@@ -51,6 +51,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var rejectedValues: [Error] = []
     /// The batch this fault belongs to, when it came from a fetch with a batch size.
     var batch: (faulter: BatchFaulter, index: Int)?
+    /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
+    /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
+    var hasAwokenFromInsert = false
 
     /// Creates an object of `entity`, inserted into `context` if one is given (Core Data's designated
     /// initializer). Subclasses that add stored properties must keep this initializer.
@@ -75,16 +78,19 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     public var isInserted: Bool { insertedState }
     public var isDeleted: Bool { deletedState }
+    /// Whether the object has unsaved edits. An edit that set a property to its saved value counts
+    /// (as in Core Data); `hasPersistentChangedValues` tells whether anything would be written.
     public var isUpdated: Bool { !insertedState && !deletedState && !changedIndexes.isEmpty }
     /// Whether the object's values have not been loaded yet; touching any property loads them.
     public var isFault: Bool { faultState }
     public var hasChanges: Bool { insertedState || deletedState || !changedIndexes.isEmpty || !rejectedValues.isEmpty }
 
-    /// The properties changed since the last save, with their new values (relationships as objects).
+    /// The persistent properties whose values differ from the last saved ones, with their new values
+    /// (relationships as objects); every persistent property of an inserted object. A property set
+    /// back to its saved value, and a transient one, is left out (Core Data's `changedValues()`).
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
-        let indexes = insertedState ? Set(layout.names.indices) : changedIndexes
-        for i in indexes { result[layout.names[i]] = publicValue(at: i) }
+        for i in persistentChangedIndexes() { result[layout.names[i]] = publicValue(at: i) }
         return result
     }
 
@@ -384,6 +390,79 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             committed = c
         }
     }
+
+    // MARK: Lifecycle hooks
+
+    /// Called once in the object's life, when it is first inserted into a context (by
+    /// `init(entity:insertInto:)` with a context, or `insert(_:)`): set initial values here, such as a
+    /// unique identifier or a creation date. Not called again when a child context's save hands the
+    /// object to its parent. Overrides call `super` first. The default does nothing.
+    open func awakeFromInsert() {}
+
+    /// Called when a fault is filled from the store or the parent context: compute caches and transient
+    /// values from the persistent ones here. Changes made here are not recorded as changes (the object
+    /// stays unchanged), as in Core Data, so do not edit relationships here: their inverses would not
+    /// follow. Overrides call `super` first. The default does nothing.
+    open func awakeFromFetch() {}
+
+    /// Called after the object's values were replaced wholesale by `events`: `.refresh`
+    /// (`refresh(_:mergeChanges: true)`, a merge of another context's save), `.rollback` (`rollback()`),
+    /// `.mergePolicy` (a merge policy resolved a conflict of this object during a save). Recompute what
+    /// depends on the values here. The default does nothing.
+    open func awake(fromSnapshotEvents events: SnapshotEventType) {}
+
+    /// Called by `save()` for every inserted, updated and deleted object, before validation: changes
+    /// made here are validated and saved with the rest (a last-modified date). A change made here makes
+    /// the save call `willSave()` of that object again, so compare before setting. Read `isDeleted` to
+    /// tell a deletion. The default does nothing.
+    open func willSave() {}
+
+    /// Called after a successful save for every object it inserted, updated or deleted; a deleted object
+    /// still reads `isDeleted == true` here, and leaves its context right after. Changes made here are
+    /// unsaved changes of the context. The default does nothing.
+    open func didSave() {}
+
+    /// Called when the object is deleted (`delete(_:)`, or a cascade reaching it), before the delete
+    /// rules of its relationships run: the relationships are still intact here. The default does nothing.
+    open func prepareForDeletion() {}
+
+    /// Called before the object turns into a fault (`refresh(_:mergeChanges: false)`, a batched fetch
+    /// evicting it, its deletion being saved), while its values can still be read. The default does
+    /// nothing.
+    open func willTurnIntoFault() {}
+
+    /// Called after the object turned into a fault: clear caches computed from its values here. The
+    /// default does nothing.
+    open func didTurnIntoFault() {}
+
+    // MARK: Validation hooks
+
+    /// Checks the object before `save()` inserts it: the default checks every property against the
+    /// model with `validateValue(_:forKey:)`. Override to add rules across properties; call `super`
+    /// and let its error through (or combine it with yours).
+    /// - Throws: `ContextError.validation` listing every invalid property, or what an override of
+    ///   `validateValue(_:forKey:)` throws.
+    open func validateForInsert() throws { try validateProperties(Array(layout.names.indices)) }
+
+    /// Checks the object before `save()` writes its changes: the default checks, with
+    /// `validateValue(_:forKey:)`, the properties changed since the last save (the others were valid
+    /// when saved). Override to add rules; call `super` first.
+    /// - Throws: `ContextError.validation` listing every invalid property, or what an override of
+    ///   `validateValue(_:forKey:)` throws.
+    open func validateForUpdate() throws { try validateProperties(changedIndexes.sorted()) }
+
+    /// Checks that the object may be deleted: the default refuses while a relationship with the deny
+    /// rule still holds objects. Override to add rules; call `super` first.
+    /// - Throws: `ContextError.deleteDenied` naming the relationship.
+    open func validateForDelete() throws { try checkDenyRules() }
+
+    /// Checks one value for a property, and may replace it with a coerced one (an `Int` for an
+    /// `integer16` attribute becomes an `Int16`): what `save()` then stores. The default applies the
+    /// model's rules (type, optionality, ranges, lengths, patterns, relationship counts). Override to
+    /// add per-property rules (switch on `key`), calling `super` for the model's.
+    /// - Throws: `ContextError.validation` listing what is wrong with the value,
+    ///   `ContextError.unknownKey` for a key the entity lacks.
+    open func validateValue(_ value: inout Any?, forKey key: String) throws { try validateModelRules(&value, forKey: key) }
 
     // MARK: Identity
 

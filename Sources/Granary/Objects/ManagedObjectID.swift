@@ -149,3 +149,21 @@ public enum ObjectIDError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// An ID is encoded as its URI, which is what outlives the process (`uriRepresentation`): `Codable` so
+/// that a `#Predicate` can capture an ID (it captures only `Codable` values, which objects are not) and
+/// so that apps can keep IDs in their own documents.
+extension ManagedObjectID: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let uri = try container.decode(URL.self)
+        do { try self.init(uriRepresentation: uri) } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uriRepresentation)
+    }
+}

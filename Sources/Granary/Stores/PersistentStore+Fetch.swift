@@ -75,8 +75,71 @@ extension PersistentStore {
     }
 
     func plan(_ fetch: StoreFetch) throws -> FetchPlan {
-        let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        return try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        try plan(fetch, schema: fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities), snapshot: engine.read())
+    }
+
+    /// The planner's plan, except that a full scan with an object comparison on a to-one relationship
+    /// reads the rows the relationship's inverse lists instead (`FetchPlan.AccessPath.keys`).
+    private func plan(_ fetch: StoreFetch, schema: FetchSchema, snapshot: Snapshot) throws -> FetchPlan {
+        var plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
+                                         limit: fetch.limit, offset: fetch.offset, schema: schema)
+        // Tables are named after their hierarchy's root, and so is the entity-column index.
+        let entityIndex = try StorageMapping.entityIndexName(root: entityMapping(fetch.entity.name).tableName)
+        guard plan.residual != nil, !narrowsUserFields(plan.access, entityIndex: entityIndex), let table = tableIDs[fetch.entity.name] else { return plan }
+        let terms: [PredicateNode]
+        switch fetch.predicate {
+        case .and(let xs)?: terms = xs
+        case let x?: terms = [x]
+        case nil: terms = []
+        }
+        for case .objects(let path, let ids) in terms where path.count == 1 {
+            guard let relationship = fetch.entity.relationshipsByName[path[0]], !relationship.isToMany else { continue }
+            var keys = Set<Int64>()
+            for id in ids {
+                // The object's row, and in it the inverse's list of the rows that point at the object.
+                guard let ref = objectReference(id), let name = snapshot.tableName(for: ref.table),
+                      let column = try entityMapping(id.entityName).column(forProperty: relationship.inverseName),
+                      let row = try snapshot.row(in: name, key: ref.key), case .references(let members) = row[column]
+                else { continue }
+                for member in members where member.table == table { keys.insert(member.key) }
+            }
+            plan.access = .keys(relationship: "\(relationship.destinationEntityName).\(relationship.inverseName)", keys: keys.sorted())
+            return plan
+        }
+        return plan
+    }
+
+    /// Whether the access path narrows by a field of the predicate, not only (in a table shared by an
+    /// entity hierarchy) by the entity column, which keeps every object of the entity.
+    private func narrowsUserFields(_ access: FetchPlan.AccessPath, entityIndex: String) -> Bool {
+        switch access {
+        case .fullScan, .keys: return false
+        case .index(let name, _, _, _, _): return name != entityIndex
+        case .indexUnion(let scans): return scans.contains { narrowsUserFields($0, entityIndex: entityIndex) }
+        }
+    }
+
+    /// The reference this store's rows hold for an object: `nil` for a temporary ID or an object of
+    /// another store, which no stored row can point at.
+    func objectReference(_ id: ManagedObjectID) -> RowReference? {
+        guard let key = id.primaryKey, id.persistentStoreIdentifier == identifier, let table = tableIDs[id.entityName] else { return nil }
+        return RowReference(table: table, key: key)
+    }
+
+    /// The predicate with its top-level object tests on a to-one relationship of the entity itself
+    /// (`company == %@`, `company IN %@`) written as reference constants (`company IN {ref}`), which
+    /// mean the same here and which the planner can answer with an index on the relationship.
+    func bindingObjects(in predicate: PredicateNode?, schema: FetchSchema) -> PredicateNode? {
+        func bound(_ term: PredicateNode) -> PredicateNode {
+            guard case .objects(let path, let ids) = term, path.count == 1, case .toOne? = schema.field(path[0])?.kind else { return term }
+            return .isIn(path, ids.compactMap(objectReference).map(Value.reference))
+        }
+        switch predicate {
+        case .objects?: return bound(predicate!)
+        case .and(let terms)? where terms.contains(where: { if case .objects = $0 { return true } else { return false } }):
+            return .and(terms.map(bound))
+        default: return predicate
+        }
     }
 
     /// Runs a fetch and returns the matching records in order, with the statistics of how; on
@@ -84,22 +147,25 @@ extension PersistentStore {
     func fetch(_ fetch: StoreFetch, statistics: inout FetchStatistics, in snapshot: Snapshot? = nil) throws -> [ObjectRecord] {
         try checkAttached()
         let schema = try fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities)
-        let plan = try FetchPlanner.plan(predicate: fetch.predicate, sort: fetch.sort, limit: fetch.limit, offset: fetch.offset, schema: schema)
+        let snapshot = snapshot ?? engine.read()
+        let plan = try self.plan(fetch, schema: schema, snapshot: snapshot)
         statistics.lastFetchPlan = plan
         let m = try entityMapping(fetch.entity.name)
         let tableName = m.tableName
         guard let table = mapping.table(named: tableName) else { throw ContextError.unknownEntity(fetch.entity.name) }
-        let snapshot = snapshot ?? engine.read()
 
         // Rows reached through to-one key paths in a residual predicate are read from the same snapshot.
         // Made only for a residual or a sort in memory: most indexed fetches need neither, and making
         // it allocated its closure and its regex cache on every fetch.
-        lazy var evaluator = RowEvaluator(schema: schema) { [self] destination, ref in
+        lazy var evaluator = RowEvaluator(schema: schema, resolve: { [self] destination, ref in
             guard let entity = model.entity(named: destination), let name = snapshot.tableName(for: ref.table),
                 let row = try snapshot.row(in: name, key: ref.key)
             else { return nil }
             return (row, try fetchSchema(for: entity, includesSubentities: true))
-        }
+        }, objectReference: { [self] in objectReference($0) })
+        // The reference of a row of this table, for `SELF == object`.
+        let tableID = tableIDs[fetch.entity.name]
+        func reference(_ key: Int64) -> RowReference? { tableID.map { RowReference(table: $0, key: key) } }
 
         let pushed = plan.limitPushedDown
         var decoder = try RecordDecoder(store: self, table: table, snapshot: snapshot)
@@ -107,7 +173,7 @@ extension PersistentStore {
         // is read, straight from its bytes (or, to check a residual, through one reused row): no array
         // per row.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
-        if isFinal && plan.access != .fullScan {
+        if isFinal, plan.access != .fullScan, !plan.access.isByKeys {
             var records: [ObjectRecord] = []
             // A limit pushed into the scan bounds the records (growing the array by doubling reallocated
             // it five times for 20).
@@ -119,7 +185,7 @@ extension PersistentStore {
                     statistics.rowsExamined += 1
                     if let residual = plan.residual {
                         try encoded.decode(into: &row)
-                        if try evaluator.matches(residual, row: row) { records.append(try decoder.record(from: row, key: encoded.key)) }
+                        if try evaluator.matches(residual, row: row, reference: reference(encoded.key)) { records.append(try decoder.record(from: row, key: encoded.key)) }
                     } else {
                         records.append(try decoder.record(from: encoded))
                     }
@@ -150,7 +216,7 @@ extension PersistentStore {
             var skipped = 0
             try snapshot.forEachRow(in: tableName) { key, row in
                 statistics.rowsExamined += 1
-                if let residual = plan.residual, try !evaluator.matches(residual, row: row) { return true }
+                if let residual = plan.residual, try !evaluator.matches(residual, row: row, reference: reference(key)) { return true }
                 if pushed && skipped < fetch.offset {
                     skipped += 1
                     return true
@@ -158,12 +224,21 @@ extension PersistentStore {
                 rows.append((key, row))
                 return !(pushed && fetch.limit.map { rows.count >= $0 } ?? false)
             }
+        case .keys(_, let keys):
+            // Primary-key lookups: counted as one scan of the table's key index.
+            statistics.indexScans += 1
+            for key in keys {
+                guard let row = try snapshot.row(in: tableName, key: key) else { continue }
+                statistics.rowsExamined += 1
+                if let residual = plan.residual, try !evaluator.matches(residual, row: row, reference: reference(key)) { continue }
+                rows.append((key, row))
+            }
         case .index, .indexUnion:
             for query in plan.access.indexQueries(table: tableName, offset: pushed ? fetch.offset : 0, limit: pushed ? fetch.limit : nil) {
                 statistics.indexScans += 1
                 for hit in try snapshot.query(query) {
                     statistics.rowsExamined += 1
-                    if let residual = plan.residual, try !evaluator.matches(residual, row: hit.row) { continue }
+                    if let residual = plan.residual, try !evaluator.matches(residual, row: hit.row, reference: reference(hit.key)) { continue }
                     rows.append(hit)
                 }
             }
@@ -202,5 +277,13 @@ extension PersistentStore {
             return max(0, min(fetch.limit ?? .max, total - fetch.offset))
         }
         return try self.fetch(unlimited, statistics: &statistics).count
+    }
+}
+
+extension FetchPlan.AccessPath {
+    /// Whether the rows are read by primary key (`.keys`), which the index-scan paths do not cover.
+    var isByKeys: Bool {
+        if case .keys = self { return true }
+        return false
     }
 }

@@ -1,0 +1,36 @@
+import Granary
+import GranaryStack
+
+// Core Data's class names for Granary's own types, which are the same classes: an object made through one
+// name is the other. Where Core Data's signatures differ from Granary's, extensions in this module add
+// Core Data's forms.
+
+/// Core Data's `NSManagedObject`: Granary's `ManagedObject`. Subclass it and declare properties with
+/// `@Managed` where Core Data code says `@NSManaged`.
+public typealias NSManagedObject = ManagedObject
+/// Core Data's `NSManagedObjectContext`: Granary's `ManagedObjectContext`.
+public typealias NSManagedObjectContext = ManagedObjectContext
+/// Core Data's `NSManagedObjectID`: Granary's `ManagedObjectID` (a value, not a class).
+public typealias NSManagedObjectID = ManagedObjectID
+/// Core Data's `NSManagedObjectModel`: Granary's `ManagedObjectModel`.
+public typealias NSManagedObjectModel = ManagedObjectModel
+/// Core Data's `NSEntityDescription`: Granary's `EntityDescription`.
+public typealias NSEntityDescription = EntityDescription
+/// Core Data's `NSAttributeDescription`: Granary's `AttributeDescription`.
+public typealias NSAttributeDescription = AttributeDescription
+/// Core Data's `NSRelationshipDescription`: Granary's `RelationshipDescription`.
+public typealias NSRelationshipDescription = RelationshipDescription
+/// Core Data's `NSPersistentStoreCoordinator`: Granary's `PersistentStoreCoordinator`.
+public typealias NSPersistentStoreCoordinator = PersistentStoreCoordinator
+/// Core Data's `NSPersistentStore`: Granary's `PersistentStore`.
+public typealias NSPersistentStore = PersistentStore
+/// Core Data's `NSPersistentContainer`: GranaryStack's `PersistentContainer`.
+public typealias NSPersistentContainer = PersistentContainer
+/// Core Data's `NSPersistentStoreDescription`: GranaryStack's `PersistentStoreDescription`.
+public typealias NSPersistentStoreDescription = PersistentStoreDescription
+/// Core Data's `NSMergePolicy`: Granary's `MergePolicy`.
+public typealias NSMergePolicy = MergePolicy
+/// Core Data's `NSFetchedResultsController`: Granary's `FetchedResultsController`.
+public typealias NSFetchedResultsController = FetchedResultsController
+/// Core Data's `NSFetchedResultsChangeType`: Granary's `FetchedResultsChangeType`.
+public typealias NSFetchedResultsChangeType = FetchedResultsChangeType

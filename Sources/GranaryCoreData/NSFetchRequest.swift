@@ -1,0 +1,116 @@
+import Granary
+
+/// What a fetch can return: Core Data's marker protocol for `NSFetchRequest`'s result type. Managed
+/// objects, object IDs, dictionaries and numbers conform.
+public protocol NSFetchRequestResult {}
+
+extension ManagedObject: NSFetchRequestResult {}
+extension ManagedObjectID: NSFetchRequestResult {}
+extension NSDictionary: NSFetchRequestResult {}
+extension NSNumber: NSFetchRequestResult {}
+
+/// What a fetch request returns: Core Data's `NSFetchRequestResultType`.
+public struct NSFetchRequestResultType: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// Managed objects (the default); Granary's `fetch(_:)`.
+    public static let managedObjectResultType = NSFetchRequestResultType([])
+    /// Object IDs; Granary's `fetchObjectIDs(_:)`.
+    public static let managedObjectIDResultType = NSFetchRequestResultType(rawValue: 1 << 0)
+    /// One `NSDictionary` per object, of `propertiesToFetch`; Granary's `fetchDictionaries(_:)`.
+    public static let dictionaryResultType = NSFetchRequestResultType(rawValue: 1 << 1)
+    /// One `NSNumber`, the count; Granary's `count(for:)`.
+    public static let countResultType = NSFetchRequestResultType(rawValue: 1 << 2)
+}
+
+/// A request a context executes: Core Data's `NSPersistentStoreRequest`, the common class of fetch and
+/// batch requests that `execute(_:)` takes.
+open class NSPersistentStoreRequest {
+    public init() {}
+}
+
+/// Core Data's `NSFetchRequest`: a class (so `let request = Quake.fetchRequest()` can be configured in
+/// place) holding Core Data's types, turned into Granary's `FetchRequest` when it runs.
+///
+/// `ResultType` is what `context.fetch(_:)` returns: a managed object class, `NSManagedObjectID`,
+/// `NSDictionary` (with `resultType = .dictionaryResultType`), `NSNumber` (`.countResultType`), or
+/// `NSFetchRequestResult` for requests that only describe objects (batch deletes).
+public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
+    /// The entity fetched; when nil, the entity whose name is the result class's name.
+    public var entityName: String?
+    /// Which objects match; nil for all.
+    public var predicate: NSPredicate?
+    /// The order; nil or empty for the store's order.
+    public var sortDescriptors: [NSSortDescriptor]?
+    /// At most this many results; 0 for no limit.
+    public var fetchLimit = 0
+    /// Results skipped first.
+    public var fetchOffset = 0
+    /// How many objects are filled at a time as results are read; 0 for all at once.
+    public var fetchBatchSize = 0
+    /// What `fetch` returns.
+    public var resultType: NSFetchRequestResultType = .managedObjectResultType
+    /// The properties of dictionary results: names (`String`) or property descriptions.
+    public var propertiesToFetch: [Any]?
+    /// Relationships whose destinations are filled along with the results.
+    public var relationshipKeyPathsForPrefetching: [String]?
+    /// Whether unsaved changes of the context count.
+    public var includesPendingChanges = true
+    /// Whether objects of sub-entities match.
+    public var includesSubentities = true
+    /// Accepted for Core Data code and ignored: Granary fills results as its batch faulting decides.
+    public var returnsObjectsAsFaults = true
+    /// Accepted for Core Data code and ignored: Granary reads property values with the objects.
+    public var includesPropertyValues = true
+
+    /// A request for the named entity's objects.
+    public init(entityName: String) {
+        self.entityName = entityName
+    }
+
+    /// A request whose entity is set later (or is the result class's name).
+    public override init() {}
+
+    /// The entity this request fetches.
+    public var entity: EntityDescription? {
+        get { entityDescription }
+        set { entityName = newValue?.name; entityDescription = newValue }
+    }
+    private var entityDescription: EntityDescription?
+
+    /// The entity's name: `entityName`, or else the entity `model` binds to the result class, or else
+    /// the class's name (Core Data's default entity name for a class).
+    func resolvedEntityName(in model: ManagedObjectModel?) -> String {
+        if let entityName { return entityName }
+        if let type = ResultType.self as? AnyObject.Type, let entity = model?.entity(for: type) { return entity.name }
+        return String(describing: ResultType.self)
+    }
+
+    /// This request in Granary's form, for objects of class `type`; `model` finds the entity when
+    /// `entityName` is nil.
+    /// - Throws: `PredicateParseError` for a predicate whose format string did not parse;
+    ///   `ContextError.invalidRequest` for a sort descriptor made from a key path Swift cannot name.
+    public func granaryRequest<Object: ManagedObject>(of type: Object.Type = Object.self,
+                                                      model: ManagedObjectModel? = nil) throws -> FetchRequest<Object> {
+        let name = resolvedEntityName(in: model)
+        var request = FetchRequest<Object>(entityName: name)
+        request.filter = try predicate?.predicateNode()
+        request.sortKeys = try (sortDescriptors ?? []).map { descriptor throws(ContextError) in try descriptor.sortKey(entity: name, model: model) }
+        request.fetchLimit = fetchLimit
+        request.fetchOffset = fetchOffset
+        request.fetchBatchSize = fetchBatchSize
+        request.includesPendingChanges = includesPendingChanges
+        request.includesSubentities = includesSubentities
+        request.propertiesToFetch = (propertiesToFetch ?? []).compactMap { property in
+            switch property {
+            case let name as String: return name
+            case let attribute as AttributeDescription: return attribute.name
+            case let relationship as RelationshipDescription: return relationship.name
+            case let description as PropertyDescription: return description.name
+            default: return nil
+            }
+        }
+        request.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching ?? []
+        return request
+    }
+}

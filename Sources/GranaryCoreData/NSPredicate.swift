@@ -1,0 +1,107 @@
+import Granary
+
+/// Core Data's `NSPredicate`, read from a format string by Granary's parser into the `PredicateNode`
+/// every Granary fetch runs: `NSPredicate(format: "magnitude > %@", 4.5)` works as in Core Data.
+///
+/// It shadows Foundation's `NSPredicate` for code that imports `GranaryCoreData` (this module imports
+/// Foundation, so its declaration wins). A format string the parser rejects does not crash, as Core Data
+/// does: the predicate keeps the error, and the fetch or batch request that uses it throws it.
+open class NSPredicate: CustomStringConvertible {
+    /// The parsed predicate, or the reason the format string could not be parsed.
+    public let parsed: Result<PredicateNode, PredicateParseError>
+
+    /// A predicate parsed from a format string with `%@`, `%K`, `%d`, `%f`… arguments, as Core Data's
+    /// `init(format:_:)`.
+    /// - Parameters:
+    ///   - predicateFormat: The format string (Core Data's predicate syntax).
+    ///   - args: One value per `%` placeholder: strings, numbers, dates, UUIDs, managed objects, object
+    ///     IDs, arrays for `IN`.
+    public convenience init(format predicateFormat: String, _ args: Any?...) {
+        self.init(format: predicateFormat, argumentArray: args)
+    }
+
+    /// A predicate parsed from a format string with its arguments in an array: Core Data's
+    /// `init(format:argumentArray:)`.
+    public init(format predicateFormat: String, argumentArray arguments: [Any?]?) {
+        do {
+            parsed = .success(try PredicateParser.parse(predicateFormat, arguments: (arguments ?? []).map(Self.swiftValue)))
+        } catch let error as PredicateParseError {
+            parsed = .failure(error)
+        } catch {
+            parsed = .failure(.argument(message: "\(error)", offset: 0))
+        }
+    }
+
+    /// Foundation's reference types as the Swift values Granary's parser takes: Core Data code passes
+    /// `NSNumber`, `NSString`, `NSDate`, `NSArray`, `NSSet` arguments.
+    static func swiftValue(_ value: Any?) -> Any? {
+        switch value {
+        case let decimal as NSDecimalNumber: return decimal.decimalValue
+        case let number as NSNumber:
+            switch String(cString: number.objCType) {
+            case "B": return number.boolValue
+            case "d", "f": return number.doubleValue
+            default: return number.int64Value
+            }
+        case let string as NSString: return string as String
+        case let date as NSDate: return date as Date
+        case let array as NSArray: return array.map { swiftValue($0) as Any }
+        case let set as NSSet: return set.map { swiftValue($0) as Any }
+        default: return value
+        }
+    }
+
+    /// A predicate that is always `value`: Core Data's `init(value:)`.
+    public init(value: Bool) { parsed = .success(value ? .true : .false) }
+
+    /// A predicate made from Granary's own form.
+    public init(_ node: PredicateNode) { parsed = .success(node) }
+
+    init(parsed: Result<PredicateNode, PredicateParseError>) { self.parsed = parsed }
+
+    /// The parsed predicate.
+    /// - Throws: `PredicateParseError` naming where the format string went wrong.
+    public func predicateNode() throws(PredicateParseError) -> PredicateNode { try parsed.get() }
+
+    /// The predicate in Core Data's format syntax (the parse error's description for a bad one).
+    public var predicateFormat: String {
+        switch parsed {
+        case .success(let node): return node.description
+        case .failure(let error): return error.description
+        }
+    }
+
+    public var description: String { predicateFormat }
+}
+
+/// Core Data's `NSCompoundPredicate`: the `AND`, `OR` or `NOT` of other predicates.
+open class NSCompoundPredicate: NSPredicate {
+    /// All of `subpredicates` (true when there are none).
+    public init(andPredicateWithSubpredicates subpredicates: [NSPredicate]) {
+        super.init(parsed: Self.combine(subpredicates) { $0.isEmpty ? .true : .and($0) })
+    }
+
+    /// Any of `subpredicates` (false when there are none).
+    public init(orPredicateWithSubpredicates subpredicates: [NSPredicate]) {
+        super.init(parsed: Self.combine(subpredicates) { $0.isEmpty ? .false : .or($0) })
+    }
+
+    /// The negation of `predicate`.
+    public init(notPredicateWithSubpredicate predicate: NSPredicate) {
+        super.init(parsed: Self.combine([predicate]) { .not($0[0]) })
+    }
+
+    /// The parts combined, or the first part's parse error: a bad part spoils the whole, as it would
+    /// the format string it came from.
+    private static func combine(_ predicates: [NSPredicate],
+                                _ make: ([PredicateNode]) -> PredicateNode) -> Result<PredicateNode, PredicateParseError> {
+        var nodes: [PredicateNode] = []
+        for predicate in predicates {
+            switch predicate.parsed {
+            case .success(let node): nodes.append(node)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(make(nodes))
+    }
+}
