@@ -87,7 +87,8 @@ extension ContextError: CustomNSError {
         case .validation: return NSValidationMultipleErrorsError
         case .deleteDenied: return NSValidationRelationshipDeniedDeleteError
         case .mergeConflicts: return NSManagedObjectMergeError
-        case .constraintViolation: return NSManagedObjectConstraintMergeError
+        case .constraintViolation, .constraintConflicts: return NSManagedObjectConstraintMergeError
+        case .invalidBatchObject(_, let error): return error.errorCode
         case .readOnlyContext, .noPersistentStore: return NSPersistentStoreSaveError
         case .storage: return NSPersistentStoreOperationError
         default: return NSCoreDataError

@@ -78,6 +78,45 @@ import Testing
         #expect(book == ["Solaris (1961)"])
     }
 
+    @Test func constrainedInsertsAreUpsertsUnderObjectTrump() throws {
+        let url = scratchStore()
+        defer { removeScratch(url) }
+        let coordinator = try libraryCoordinator(at: url)
+        let setup = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let lemID = try #require(try setup.performAndWait { try setup.fetch(FetchRequest<Author>()).first?.objectID })
+        let importer = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        // snippet: contexts-constrained-upsert
+        try importer.performAndWait {
+            importer.mergePolicy = .mergeByPropertyObjectTrump
+            let again = Author(context: importer)
+            again.name = "Stanisław Lem"                 // already stored: `name` is unique
+            let book = Book(context: importer)
+            book.title = "The Cyberiad"
+            book.year = 1965
+            book.author = again
+            try importer.save()                          // merged into the stored author; `again` leaves the context
+            print(book.author?.objectID == lemID)        // true
+        }
+        // end-snippet
+        try importer.performAndWait {
+            let authors = try importer.fetch(FetchRequest<Author>())
+            #expect(authors.map(\.objectID) == [lemID] && authors[0].books.map(\.title).sorted() == ["Fiasco", "Solaris", "The Cyberiad", "The Cyberiad"])
+        }
+        // snippet: contexts-batch-upsert
+        let feed: [(name: String, born: Int)] = [("Stanisław Lem", 1921), ("Ursula K. Le Guin", 1929)]
+        var next = 0
+        let result = try coordinator.execute(BatchInsertRequest(entityName: "Author", dictionaryHandler: { author in
+            guard next < feed.count else { return true }   // true: no more objects
+            author["name"] = feed[next].name
+            next += 1
+            return false
+        }))
+        print(result.count)                                // 2: one author updated, one inserted
+        // end-snippet
+        #expect(result.count == 2)
+        #expect(try importer.performAndWait { try importer.count(for: FetchRequest<Author>()) } == 2)
+    }
+
     @Test func aDidSaveNotificationMergesIntoAnotherContext() async throws {
         let url = scratchStore()
         defer { removeScratch(url) }

@@ -16,9 +16,9 @@
 // - waiting for `NSPersistentHistoryChangeRequest`-free merges: `mergeChanges(fromRemoteContextSave:into:)`
 //   is called with the batch result's object IDs, as Core Data documents for batch requests;
 // - until Granary has `Quake.entity()`, `transactionAuthor`, `viewContext.perform { }` (fire and forget),
-//   `NSBatchDeleteRequest(objectIDs:)` and constraint upserts in batch inserts, the port uses
-//   `earthquakesModel.entity(named:)`, no author, `performAndWait`, a fetch-request delete by code, and the
-//   refresh is a known issue (see `aRefreshWithOverlappingDataUpdatesTheExistingQuakes`).
+//   and `NSBatchDeleteRequest(objectIDs:)`, the port uses `earthquakesModel.entity(named:)`, no author,
+//   `performAndWait` and a fetch-request delete by code. The refresh (a batch insert resolving the
+//   uniqueness constraint on `code`) works unchanged.
 import GranaryCoreData
 import Testing
 
@@ -144,17 +144,15 @@ struct PropertyList: @unchecked Sendable {
     @Test func aRefreshWithOverlappingDataUpdatesTheExistingQuakes() async throws {
         let provider = QuakesProvider(storeURL: scratchStoreURL())
         try await provider.importQuakes(from: feedRecords(1...30))
-        await withKnownIssue("batch inserts resolving uniqueness constraints (issue 18) are not in Granary yet") {
-            try await provider.importQuakes(from: feedRecords(21...40, magnitudeOffset: 0.5))
-            let view = provider.container.viewContext
-            let (count, refreshed) = try view.performAndWait { () -> (Int, Float?) in
-                let request: NSFetchRequest<Quake> = Quake.fetchRequest()
-                request.predicate = NSPredicate(format: "code == %@", "ci25")
-                return (try view.count(for: Quake.fetchRequest()), try view.fetch(request).first?.magnitude)
-            }
-            #expect(count == 40)
-            #expect(refreshed == Float(25 % 7) + 0.5)
+        try await provider.importQuakes(from: feedRecords(21...40, magnitudeOffset: 0.5))
+        let view = provider.container.viewContext
+        let (count, refreshed) = try view.performAndWait { () -> (Int, Float?) in
+            let request: NSFetchRequest<Quake> = Quake.fetchRequest()
+            request.predicate = NSPredicate(format: "code == %@", "ci25")
+            return (try view.count(for: Quake.fetchRequest()), try view.fetch(request).first?.magnitude)
         }
+        #expect(count == 40)
+        #expect(refreshed == Float(25 % 7) + 0.5)
         try provider.container.close()
     }
 

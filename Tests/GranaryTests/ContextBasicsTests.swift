@@ -201,8 +201,9 @@ import Testing
             do {
                 try context.save()
                 Issue.record("duplicate email saved")
-            } catch ContextError.constraintViolation(let entity, let properties, let value) {
-                #expect(entity == "Person" && properties == ["email"] && value.contains("same@x.io"))
+            } catch ContextError.constraintConflicts(let conflicts) {
+                #expect(conflicts.count == 1 && conflicts[0].entityName == "Person" && conflicts[0].constraint == ["email"])
+                #expect(conflicts[0].constraintValues["email"] as? String == "same@x.io")
             }
         }
     }

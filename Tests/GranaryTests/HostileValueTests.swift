@@ -221,7 +221,7 @@ struct HostileStamp: Codable, Sendable {
         }
         #expect(outcomes == [
             "ok", "ok",
-            "HostileSample.string cannot hold \(Self.nanText): string attribute 'HostileSample.string' cannot hold a value of type Date",
+            "object 0 of the batch insert: HostileSample.string cannot hold \(Self.nanText): string attribute 'HostileSample.string' cannot hold a value of type Date",
             "HostileSample.friend cannot hold [\(Self.nanText)]: batch requests set attributes only; set relationships on managed objects",
         ])
     }

@@ -222,6 +222,12 @@ do {
                                    footnotes: migrationFootnotes(options: options, result: result))
         rendered.append(table.render(markdown: options.isMarkdown))
     }
+    if options.tables.contains(.upsert) {
+        let result = try BatchUpsertBench(options: options, scratch: scratch, progress: report).run()
+        let heading = options.isMarkdown ? "### Upsert: batch insert into a constrained entity" : "Upsert: batch insert into a constrained entity"
+        let table = BatchUpsertBench.table(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
     if options.tables.contains(.scale) {
         let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).

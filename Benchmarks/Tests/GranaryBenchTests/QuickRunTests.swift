@@ -80,6 +80,17 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
     }
 
+    @Test func onlyUpsertPrintsItsRowWithBothPeers() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "upsert", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Machine: ") == true)
+        #expect(output.contains("### Upsert"))
+        let row = lines.first { $0.hasPrefix("| U1. ") }
+        #expect(row != nil && row.map { !$0.contains("—") } == true, "no complete U1 row")
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+
     @Test func onlyScalePrintsEachRowAtBothSizes() throws {
         let (status, output) = try Self.run(["--quick", "--only", "scale", "--markdown"])
         #expect(status == 0)

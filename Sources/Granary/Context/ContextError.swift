@@ -14,9 +14,15 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// Optimistic locking found objects changed in the store since they were read, and the merge
     /// policy is `.error`.
     case mergeConflicts([MergeConflict])
-    /// A uniqueness constraint would be violated.
+    /// Objects would break a uniqueness constraint and the merge policy is `.error` (or left them so):
+    /// every conflict is listed, with the constraint, its values, and the objects that share them.
+    case constraintConflicts([ConstraintConflict])
+    /// A uniqueness constraint would be violated by a write no merge policy resolves (a batch update).
     case constraintViolation(entity: String, properties: [String], value: String)
     case noSuchObject(ManagedObjectID)
+    /// The object at `index` of a batch insert (in the array, or in the order its handler gave them)
+    /// cannot be inserted; `error` says why. Nothing is written.
+    indirect case invalidBatchObject(index: Int, error: ContextError)
     /// A request (fetched-results controller, batch request) cannot run as given.
     case invalidRequest(entity: String, reason: String)
     /// The context has no store: no coordinator, no parent, or its store was removed.
@@ -49,8 +55,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "cannot delete \(object): \(entity).\(relationship) has the deny rule and still holds \(count) object(s)"
         case .mergeConflicts(let conflicts):
             return "\(conflicts.count) merge conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
+        case .constraintConflicts(let conflicts):
+            return "\(conflicts.count) uniqueness constraint conflict(s): " + conflicts.map(\.description).joined(separator: "; ")
         case .constraintViolation(let entity, let properties, let value):
             return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
+        case .invalidBatchObject(let index, let error): return "object \(index) of the batch insert: \(error.description)"
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
         case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
@@ -64,17 +73,5 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
                 + "compare a value with the current one before setting it there"
         case .storage(let error): return error.description
         }
-    }
-}
-
-/// An object changed both in a context and in the store since the context read it.
-public struct MergeConflict: Sendable, CustomStringConvertible {
-    public var objectID: ManagedObjectID
-    /// The row version the context read, and the one the store holds now (`nil`: deleted in the store).
-    public var expectedVersion: Int64
-    public var storeVersion: Int64?
-    public var description: String {
-        storeVersion.map { "\(objectID) is at version \($0) in the store but \(expectedVersion) in the context" }
-            ?? "\(objectID) was deleted in the store"
     }
 }

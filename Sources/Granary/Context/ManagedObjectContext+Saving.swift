@@ -47,7 +47,7 @@ extension ManagedObjectContext {
     /// Validates every change, then writes them all: to the stores (a context on a coordinator) or into
     /// the parent (a child context). Nothing is written unless everything is valid.
     /// - Throws: `ContextError.validation` listing every invalid value, `.deleteDenied`,
-    ///   `.mergeConflicts` (merge policy `.error`), `.constraintViolation`, `.readOnlyContext` (the
+    ///   `.mergeConflicts` and `.constraintConflicts` (merge policy `.error`), `.readOnlyContext` (the
     ///   context is `isReadOnly`), store errors.
     public func save() throws {
         assertOnQueue()
@@ -145,57 +145,16 @@ extension ManagedObjectContext {
                 do {
                     return finishSave(try coordinator.save(changes))
                 } catch let found as ConflictsFound {
-                    if mergePolicy == .error || attempt > 8 { throw ContextError.mergeConflicts(found.conflicts) }
-                    resolve(found)
+                    let conflicts = attachedConflicts(found)
+                    if attempt > 8 { throw ContextError.mergeConflicts(conflicts.map(\.detached)) }
+                    try mergePolicy.resolve(optimisticLockingConflicts: conflicts)
                     lifecycle.resolvedConflicts += found.conflicts.map(\.objectID)
+                } catch let found as ConstraintConflictsFound {
+                    let conflicts = attachedConflicts(found)
+                    if attempt > 8 { throw ContextError.constraintConflicts(conflicts.map(\.detached)) }
+                    try mergePolicy.resolve(constraintConflicts: conflicts)
+                    lifecycle.resolvedConflicts += found.conflicts.compactMap { $0.database?.id }
                 }
-            }
-        }
-    }
-
-    /// Applies the merge policy to objects the store changed under us; the save then tries again.
-    private func resolve(_ found: ConflictsFound) {
-        for conflict in found.conflicts {
-            guard let object = liveObject(conflict.objectID) else { continue }
-            guard let record = found.storeRecords[conflict.objectID] else {
-                // Deleted in the store: a deletion there wins over edits here, whatever the policy.
-                changed[ObjectIdentifier(object)] = nil
-                registry[object.objectID] = nil
-                object.deletedState = true
-                object.changedIndexes = []
-                object.managedObjectContext = nil
-                continue
-            }
-            let base = object.committed ?? record.values
-            switch mergePolicy {
-            case .error:
-                return
-            case .rollback:
-                object.apply(record)
-                changed[ObjectIdentifier(object)] = nil
-            case .overwrite:
-                object.rowVersion = record.version
-                object.committed = record.values
-                object.changedIndexes.formUnion(object.values.indices)
-            case .mergeByPropertyStoreTrump:
-                for i in object.values.indices where !Self.same(record.values[i], base[i]) {
-                    if case .toMany = object.layout.kinds[i], object.changedIndexes.contains(i) {
-                        object.values[i] = object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i])
-                        continue
-                    }
-                    object.values[i] = record.values[i]
-                    object.changedIndexes.remove(i)
-                }
-                object.committed = record.values
-                object.rowVersion = record.version
-                if object.changedIndexes.isEmpty && !object.deletedState { changed[ObjectIdentifier(object)] = nil }
-            case .mergeByPropertyObjectTrump:
-                for i in object.values.indices {
-                    object.values[i] = object.changedIndexes.contains(i)
-                        ? object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i]) : record.values[i]
-                }
-                object.committed = record.values
-                object.rowVersion = record.version
             }
         }
     }

@@ -51,13 +51,28 @@ public struct BatchResult: Sendable, Hashable {
 /// `NSBatchInsertRequest`).
 ///
 /// Use it for imports: one write transaction, no object graph. Missing attributes take their defaults;
-/// a required attribute with no value and no default fails the batch, as does a uniqueness violation.
+/// a required attribute with no value and no default fails the batch.
+///
+/// **Uniqueness constraints.** An object whose constrained values a stored object already has updates
+/// that object instead (the attributes it gives replace the stored ones; the others, and relationships,
+/// stay), and a later object of the request with the same values updates the earlier one: importing a
+/// feed a second time refreshes it, as Core Data's batch insert does. An object that matches two
+/// different objects through two constraints fails the batch with `ContextError.constraintViolation`.
+///
+/// The objects come as an array (`objects`), or one at a time from a handler that fills a dictionary
+/// (`dictionaryHandler`) or a managed object (`managedObjectHandler`) and returns `true` when there are
+/// no more (the object of that last call is not inserted), so that a big feed is never held twice.
 public struct BatchInsertRequest {
     /// The entity of every inserted object; it must not be abstract.
     public var entityName: String
-    /// One dictionary of attribute name to value per object.
+    /// One dictionary of attribute name to value per object (empty when a handler supplies them).
     public var objects: [[String: Any]]
-    /// What the result reports: a count, or also the new objects' IDs.
+    /// Fills one object's attribute values per call; returns `true` when there are no more objects.
+    public var dictionaryHandler: ((inout [String: Any]) -> Bool)?
+    /// Sets one object's attributes per call; returns `true` when there are no more objects. The object
+    /// is a new instance of the entity's class in no context: it is never inserted anywhere, only read.
+    public var managedObjectHandler: ((ManagedObject) -> Bool)?
+    /// What the result reports: a count, or also the written objects' IDs.
     public var resultType: BatchResultType
 
     /// An insert of `objects` as objects of the named entity.
@@ -65,6 +80,35 @@ public struct BatchInsertRequest {
         self.entityName = entityName
         self.objects = objects
         self.resultType = resultType
+    }
+
+    /// An insert of the objects `dictionaryHandler` fills, one per call, until it returns `true`.
+    public init(entityName: String, resultType: BatchResultType = .count, dictionaryHandler: @escaping (inout [String: Any]) -> Bool) {
+        self.init(entityName: entityName, objects: [], resultType: resultType)
+        self.dictionaryHandler = dictionaryHandler
+    }
+
+    /// An insert of the objects `managedObjectHandler` fills, one per call, until it returns `true`.
+    public init(entityName: String, resultType: BatchResultType = .count, managedObjectHandler: @escaping (ManagedObject) -> Bool) {
+        self.init(entityName: entityName, objects: [], resultType: resultType)
+        self.managedObjectHandler = managedObjectHandler
+    }
+
+    /// An insert of `objects` as objects of `entity` (Core Data's `init(entity:objects:)`).
+    public init(entity: EntityDescription, objects: [[String: Any]], resultType: BatchResultType = .count) {
+        self.init(entityName: entity.name, objects: objects, resultType: resultType)
+    }
+
+    /// An insert of the objects of `entity` that `dictionaryHandler` fills (Core Data's
+    /// `init(entity:dictionaryHandler:)`).
+    public init(entity: EntityDescription, resultType: BatchResultType = .count, dictionaryHandler: @escaping (inout [String: Any]) -> Bool) {
+        self.init(entityName: entity.name, resultType: resultType, dictionaryHandler: dictionaryHandler)
+    }
+
+    /// An insert of the objects of `entity` that `managedObjectHandler` fills (Core Data's
+    /// `init(entity:managedObjectHandler:)`).
+    public init(entity: EntityDescription, resultType: BatchResultType = .count, managedObjectHandler: @escaping (ManagedObject) -> Bool) {
+        self.init(entityName: entity.name, resultType: resultType, managedObjectHandler: managedObjectHandler)
     }
 }
 
@@ -114,6 +158,8 @@ public struct BatchUpdateRequest {
 ///   the whole batch fails with `ContextError.deleteDenied`.
 public struct BatchDeleteRequest {
     var selection: BatchSelection
+    /// The objects to delete, when the request names them rather than a predicate.
+    public private(set) var objectIDs: [ManagedObjectID]?
     /// What the result reports: a count, or also the deleted objects' IDs.
     public var resultType: BatchResultType
     /// Whether objects of sub-entities are deleted too (the default).
@@ -125,6 +171,15 @@ public struct BatchDeleteRequest {
     /// A delete of the named entity's objects that match `predicate` (all of them when `nil`).
     public init(entityName: String, predicate: PredicateNode? = nil, resultType: BatchResultType = .count) {
         selection = BatchSelection(entityName: entityName, filter: predicate)
+        self.resultType = resultType
+    }
+
+    /// A delete of the given objects, in one store operation (Core Data's `init(objectIDs:)`): the way
+    /// to delete objects a context found without loading them into it. They must be saved objects of
+    /// one store; IDs of objects already gone are skipped.
+    public init(objectIDs: [ManagedObjectID], resultType: BatchResultType = .count) {
+        selection = BatchSelection(entityName: objectIDs.first?.entityName ?? "")
+        self.objectIDs = objectIDs
         self.resultType = resultType
     }
 
@@ -213,47 +268,57 @@ struct BatchSelection {
 }
 
 extension PersistentStoreCoordinator {
-    /// Inserts the request's objects in one write transaction.
-    /// - Throws: `ContextError.unknownEntity`; `.invalidRequest` for an abstract entity; `.unknownKey`
-    ///   and `.wrongValueType` naming entity, key and value (nothing is written); `.constraintViolation`;
-    ///   `.noPersistentStore`; `.storage`.
+    /// Inserts the request's objects in one write transaction; an object whose uniqueness-constraint
+    /// values exist already updates the existing object (see `BatchInsertRequest`).
+    /// - Throws: `ContextError.unknownEntity`; `.invalidRequest` for an abstract entity;
+    ///   `.invalidBatchObject` naming the object's position with `.unknownKey` or `.wrongValueType` (entity,
+    ///   key and value) or `.constraintViolation` (nothing is written); `.noPersistentStore`; `.storage`.
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
         guard let entity = managedObjectModel.entity(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         if entity.isAbstract {
             throw ContextError.invalidRequest(entity: entity.name, reason: "the entity is abstract; insert objects of a sub-entity")
         }
-        let layout = EntityLayout.of(entity)
         // Every object is converted before anything is written.
-        let objects: [[Any?]] = try request.objects.map { dictionary in
-            var values = layout.initialValues
-            for (key, value) in dictionary {
-                let converted = try Self.batchValue(value, forKey: key, of: entity)
-                values[layout.indexByName[key]!] = converted
-            }
-            for case (let i, .attribute(let a)) in layout.kinds.enumerated() where !a.isOptional && !a.isTransient && values[i] == nil {
-                throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: "nil", reason: "the attribute is required and has no default")
-            }
-            return values
-        }
+        let objects = try BatchInsertion.objects(of: request, entity: entity)
         let store = try store(forEntity: entity.name)
         try store.checkAttached()
-        let table = try store.entityMapping(entity.name).tableName
-        let ids: [ManagedObjectID] = try write(store) { tx in
-            let first = try tx.snapshot.nextKey(in: table)
-            let rows = try objects.map { values in
-                try store.row(entity: entity, values: values, version: 1, in: tx.snapshot, resolve: { $0 })
+        let entityMapping = try store.entityMapping(entity.name)
+        let table = entityMapping.tableName
+        let layout = EntityLayout.of(entity)
+        let columns = layout.names.map { entityMapping.column(forProperty: $0) }
+        let indexes = store.mapping.table(named: table).map { UniqueIndex.of($0, model: managedObjectModel) } ?? []
+        var inserted: [ManagedObjectID] = []
+        var updated: [ManagedObjectID] = []
+        var written: [ManagedObjectID] = []
+        try write(store) { tx in
+            // Planned on the transaction's snapshot, which is let go before the writes: a snapshot held
+            // across writes makes every write copy the nodes it shares.
+            var rows: [(key: Int64, entry: BatchInsertion.Entry)] = []
+            do {
+                var plan = try BatchInsertion(table: table, snapshot: tx.snapshot, indexes: indexes, expectedCount: objects.count)
+                for (position, object) in objects.enumerated() {
+                    let row = try store.row(entity: entity, values: object.values, version: 1, in: plan.snapshot, resolve: { $0 })
+                    do {
+                        try plan.add(row, given: object.given.compactMap { columns[$0] })
+                    } catch let error as ContextError {
+                        throw ContextError.invalidBatchObject(index: position, error: error)
+                    }
+                }
+                rows = plan.order.map { ($0, plan.pending[$0]!) }
             }
-            var ids: [ManagedObjectID] = []
-            ids.reserveCapacity(rows.count)
+            // Every row is of the request's entity (an update of another entity's row was refused).
             let scope = store.idScope(for: entity)
-            for (i, row) in rows.enumerated() {
-                let key = first + Int64(i)
-                try tx.insert(row, into: table, key: key)
-                ids.append(ManagedObjectID(scope: scope, key: key))
+            for (key, entry) in rows {
+                let id = ManagedObjectID(scope: scope, key: key)
+                if entry.isNew { inserted.append(id) } else { updated.append(id) }
+                written.append(id)
             }
-            return ids
+            for (key, entry) in rows {
+                if entry.isNew { try tx.insert(entry.row, into: table, key: key) } else { try tx.update(entry.row, in: table, key: key) }
+            }
         }
-        return BatchResult(request.resultType, count: ids.count, objectIDs: ids, changes: ContextChanges(inserted: Set(ids)))
+        return BatchResult(request.resultType, count: written.count, objectIDs: written,
+                           changes: ContextChanges(inserted: Set(inserted), updated: Set(updated)))
     }
 
     /// Sets the request's attributes on every matching object in one write transaction; each updated
@@ -298,6 +363,7 @@ extension PersistentStoreCoordinator {
     ///   run; `.deleteDenied` (nothing is deleted); `PredicateParseError` for unknown predicate keys;
     ///   `.noPersistentStore`; `.storage`.
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        if let ids = request.objectIDs { return try deleteObjects(ids, resultType: request.resultType) }
         let fetch = try request.selection.storeFetch(in: managedObjectModel)
         let store = try store(forEntity: fetch.entity.name)
         try store.checkAttached()
@@ -305,29 +371,71 @@ extension PersistentStoreCoordinator {
         var changes = ContextChanges()
         try record { statistics in
             try write(store) { tx in
-                var rowUpdates: [(table: String, key: Int64, row: Row)] = []
-                var rowDeletes: [(table: String, key: Int64)] = []
-                do {
-                    let snapshot = tx.snapshot
-                    let plan = try BatchDeletion(store: store, model: managedObjectModel, snapshot: snapshot,
-                                                 matched: store.fetch(fetch, statistics: &statistics, in: snapshot))
-                    matched = plan.matched
-                    changes = ContextChanges(updated: Set(plan.unlinked.keys), deleted: Set(plan.doomed.keys))
-                    for (id, record) in plan.unlinked {
-                        guard let entity = managedObjectModel.entity(named: id.entityName), let key = id.primaryKey else { continue }
-                        let row = try store.row(entity: entity, values: record.values, version: record.version + 1, in: snapshot, resolve: { $0 })
-                        rowUpdates.append((try store.entityMapping(id.entityName).tableName, key, row))
-                    }
-                    for id in plan.order {
-                        guard let key = id.primaryKey else { continue }
-                        rowDeletes.append((try store.entityMapping(id.entityName).tableName, key))
-                    }
-                }
-                for update in rowUpdates { try tx.update(update.row, in: update.table, key: update.key) }
-                for delete in rowDeletes { try tx.delete(from: delete.table, key: delete.key) }
+                let records = try store.fetch(fetch, statistics: &statistics, in: tx.snapshot)
+                (matched, changes) = try applyDeletion(of: records, in: store, tx)
             }
         }
         return BatchResult(request.resultType, count: matched.count, objectIDs: matched, changes: changes)
+    }
+
+    /// Deletes the objects a `BatchDeleteRequest(objectIDs:)` names.
+    /// - Throws: `ContextError.invalidRequest` for a temporary ID or IDs of several stores; what
+    ///   `execute(_:)` throws.
+    private func deleteObjects(_ ids: [ManagedObjectID], resultType: BatchResultType) throws -> BatchResult {
+        guard let first = ids.first else { return BatchResult(resultType, count: 0, objectIDs: [], changes: ContextChanges()) }
+        if let temporary = ids.first(where: \.isTemporaryID) {
+            throw ContextError.invalidRequest(entity: temporary.entityName, reason: "\(temporary) is a temporary ID: the object was never saved")
+        }
+        let store = try store(for: first)
+        if let other = ids.first(where: { $0.persistentStoreIdentifier != store.identifier }) {
+            throw ContextError.invalidRequest(entity: other.entityName, reason: "\(other) is in another store than \(first); delete each store's objects with a request of its own")
+        }
+        try store.checkAttached()
+        var matched: [ManagedObjectID] = []
+        var changes = ContextChanges()
+        try write(store) { tx in
+            var records: [ObjectRecord] = []
+            do {
+                let snapshot = tx.snapshot
+                var seen = Set<ManagedObjectID>()
+                for id in ids where seen.insert(id).inserted {
+                    guard let key = id.primaryKey, let table = store.mapping.table(named: try store.entityMapping(id.entityName).tableName),
+                        let row = try snapshot.row(in: table.name, key: key) else { continue }
+                    records.append(try store.record(from: row, key: key, table: table, snapshot: snapshot))
+                }
+            }
+            (matched, changes) = try applyDeletion(of: records, in: store, tx)
+        }
+        return BatchResult(resultType, count: matched.count, objectIDs: matched, changes: changes)
+    }
+
+    /// Deletes `records` and what their cascade rules take, and unlinks them from the survivors, in `tx`.
+    private func applyDeletion(of records: [ObjectRecord], in store: PersistentStore,
+                               _ tx: WriteTransaction) throws -> (matched: [ManagedObjectID], changes: ContextChanges) {
+        var rowUpdates: [(table: String, key: Int64, row: Row)] = []
+        var rowDeletes: [(table: String, key: Int64)] = []
+        let matched: [ManagedObjectID]
+        let changes: ContextChanges
+        // Read and encode everything first, then write: a snapshot held across writes makes every write
+        // copy the nodes it shares.
+        do {
+            let snapshot = tx.snapshot
+            let plan = try BatchDeletion(store: store, model: managedObjectModel, snapshot: snapshot, matched: records)
+            matched = plan.matched
+            changes = ContextChanges(updated: Set(plan.unlinked.keys), deleted: Set(plan.doomed.keys))
+            for (id, record) in plan.unlinked {
+                guard let entity = managedObjectModel.entity(named: id.entityName), let key = id.primaryKey else { continue }
+                let row = try store.row(entity: entity, values: record.values, version: record.version + 1, in: snapshot, resolve: { $0 })
+                rowUpdates.append((try store.entityMapping(id.entityName).tableName, key, row))
+            }
+            for id in plan.order {
+                guard let key = id.primaryKey else { continue }
+                rowDeletes.append((try store.entityMapping(id.entityName).tableName, key))
+            }
+        }
+        for update in rowUpdates { try tx.update(update.row, in: update.table, key: update.key) }
+        for delete in rowDeletes { try tx.delete(from: delete.table, key: delete.key) }
+        return (matched, changes)
     }
 
     /// Runs a write transaction on a store, with engine errors in the context layer's terms.
@@ -352,6 +460,8 @@ extension PersistentStoreCoordinator {
             throw ContextError.wrongValueType(entity: entity.name, key: key, value: SafeDescription.of(value),
                                               reason: "the attribute is transient, so it is not stored")
         }
+        // A value already of the attribute's own Swift type (most of an import) needs no round trip.
+        if let fast = attribute.type.canonicalFastPath(value) { return fast }
         do {
             let stored = try attribute.storageValue(for: value is NSNull ? nil : value)
             if stored.isNull && !attribute.isOptional {

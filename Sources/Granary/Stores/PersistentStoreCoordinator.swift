@@ -244,6 +244,36 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return ContextError.storage(error)
     }
 
+    /// Throws the uniqueness conflicts of the rows a save writes, if there are any.
+    private static func checkUniqueness(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
+                                        updates: [(ref: RowReference, table: String, row: Row, before: Row)],
+                                        store: PersistentStore, snapshot: Snapshot) throws {
+        var constrained: [String: Bool] = [:]
+        func isConstrained(_ table: String) -> Bool {
+            if let known = constrained[table] { return known }
+            let answer = store.mapping.table(named: table)?.schema.indexes.contains(where: \.isUnique) ?? false
+            constrained[table] = answer
+            return answer
+        }
+        var written: [UniquenessCheck.Written] = []
+        for (insert, p) in zip(changes.inserts, inserts) where isConstrained(p.table) {
+            written.append(.init(id: insert.id, table: p.table, key: p.ref.key, row: p.row, before: nil))
+        }
+        for (update, p) in zip(changes.updates, updates) where isConstrained(p.table) {
+            written.append(.init(id: update.id, table: p.table, key: p.ref.key, row: p.row, before: p.before))
+        }
+        guard !written.isEmpty else { return }
+        var removed: [String: Set<Int64>] = [:]
+        for delete in changes.deletes {
+            guard let key = delete.id.primaryKey, let table = try? store.entityMapping(delete.entity.name).tableName,
+                isConstrained(table) else { continue }
+            removed[table, default: []].insert(key)
+        }
+        let check = UniquenessCheck(store: store, snapshot: snapshot, model: store.model)
+        let found = try check.conflicts(written, removed: removed)
+        if !found.isEmpty { throw ConstraintConflictsFound(conflicts: found) }
+    }
+
     /// Whether every reference in `inserts` names a row the save inserts: a key among `newKeys`, the
     /// keys the save handed out in each table. Anything else is an existing row (or a row that is not
     /// there), which the graph pass must see.
@@ -352,6 +382,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
             if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
         }
+        try checkUniqueness(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
         if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
             Self.linksOnlyRowsItInserts(inserts, newKeys: newKeys)
         {

@@ -44,7 +44,7 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
                              [--scale-objects N]
 
@@ -57,7 +57,8 @@ struct BenchOptions {
                           stacks (importing while the main context fetches; only run when asked for), or
                           migration (a large store across one model change; only run when asked for), or
                           scale (object-level rows at --objects and --scale-objects employees; only run
-                          when asked for)
+                          when asked for), or upsert (a batch insert of --objects objects into a constrained
+                          entity, half existing, against GRDB's upsert; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --granary-only  object and scale tables: run Granary's column alone (for profiling; no
@@ -148,6 +149,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case migration
     /// Object-level workloads at two sizes (`--objects`, `--scale-objects`), to show how their cost grows.
     case scale
+    /// A batch insert of `--objects` objects into a constrained entity, half existing, against GRDB's upsert.
+    case upsert
 }
 
 /// Why the bench stopped before printing its table.

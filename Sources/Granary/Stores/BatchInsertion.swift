@@ -1,0 +1,158 @@
+import Foundation
+
+/// A batch insert worked out before anything is written: each object's row, and whether it is a new
+/// row or an update of a row that has its uniqueness-constraint values (stored, or earlier in the
+/// same request).
+struct BatchInsertion {
+    /// One object of the request: its values in layout order, and which of them it gave.
+    struct Object {
+        var values: [Any?]
+        var given: [Int]
+    }
+
+    struct Entry {
+        var row: Row
+        var isNew: Bool
+    }
+
+    let table: String
+    let snapshot: Snapshot
+    let indexes: [UniqueIndex]
+    private var nextKey: Int64
+    /// Rows to write by key, and their keys in the order first reached.
+    private(set) var pending: [Int64: Entry] = [:]
+    private(set) var order: [Int64] = []
+    /// The key holding each unique index's values among the rows this request writes.
+    private var claimed: [[[Value]: Int64]]
+
+    init(table: String, snapshot: Snapshot, indexes: [UniqueIndex], expectedCount: Int) throws {
+        self.table = table
+        self.snapshot = snapshot
+        self.indexes = indexes
+        nextKey = try snapshot.nextKey(in: table)
+        claimed = indexes.map { _ in [:] }
+        for n in claimed.indices { claimed[n].reserveCapacity(expectedCount) }
+        pending.reserveCapacity(expectedCount)
+        order.reserveCapacity(expectedCount)
+    }
+
+    /// Adds one object's row: a new row, or the given columns written over the row that already has
+    /// its constrained values.
+    /// - Throws: `ContextError.constraintViolation` when two constraints point at two different rows.
+    mutating func add(_ row: Row, given columns: [Int]) throws {
+        var target: Int64?
+        var keys: [[Value]?] = []
+        keys.reserveCapacity(indexes.count)
+        for (n, index) in indexes.enumerated() {
+            let key = index.key(of: row)
+            keys.append(key)
+            guard let key else { continue }
+            var holder = claimed[n][key]
+            if holder == nil { holder = try snapshot.queryKeys(IndexQuery(table: table, index: index.name, equal: key)).first }
+            guard let holder else { continue }
+            if let target, target != holder {
+                throw ContextError.constraintViolation(entity: index.entityName, properties: index.properties,
+                                                      value: TableKeyDescription.of(key) + " (held by another object than the one an earlier constraint matched)")
+            }
+            target = holder
+        }
+        let key: Int64
+        var entry: Entry
+        if let target {
+            key = target
+            if let earlier = pending[target] {
+                entry = earlier
+            } else {
+                guard var stored = try snapshot.row(in: table, key: target) else { return }
+                if case .int(let version) = stored[StorageMapping.versionColumn] { stored[StorageMapping.versionColumn] = .int(version + 1) }
+                entry = Entry(row: stored, isNew: false)
+                order.append(target)
+            }
+            if entry.row[StorageMapping.entityColumn] != row[StorageMapping.entityColumn] {
+                throw ContextError.constraintViolation(entity: indexes.first?.entityName ?? table, properties: indexes.first?.properties ?? [],
+                                                      value: "an object of another entity holds these values; a batch insert cannot change its entity")
+            }
+            for column in columns { entry.row[column] = row[column] }
+        } else {
+            key = nextKey
+            nextKey += 1
+            entry = Entry(row: row, isNew: true)
+            order.append(key)
+        }
+        pending[key] = entry
+        for (n, index) in indexes.enumerated() {
+            if let value = index.key(of: entry.row) { claimed[n][value] = key } else if let old = keys[n] { claimed[n][old] = nil }
+        }
+    }
+
+    /// The request's objects, converted and checked, from its array or its handler.
+    /// - Throws: `ContextError.invalidBatchObject` naming the object's position and what was wrong.
+    static func objects(of request: BatchInsertRequest, entity: EntityDescription) throws -> [Object] {
+        let layout = EntityLayout.of(entity)
+        func checked(_ values: [Any?], given: [Int], at position: Int) throws -> Object {
+            for case (let i, .attribute(let a)) in layout.kinds.enumerated() where !a.isOptional && !a.isTransient && values[i] == nil {
+                throw ContextError.invalidBatchObject(
+                    index: position, error: .wrongValueType(entity: entity.name, key: a.name, value: "nil", reason: "the attribute is required and has no default"))
+            }
+            return Object(values: values, given: given)
+        }
+        func converted(_ dictionary: [String: Any], at position: Int) throws -> Object {
+            var values = layout.initialValues
+            var given: [Int] = []
+            given.reserveCapacity(dictionary.count)
+            for (key, value) in dictionary {
+                do {
+                    let converted = try PersistentStoreCoordinator.batchValue(value, forKey: key, of: entity)
+                    let i = layout.indexByName[key]!
+                    values[i] = converted
+                    given.append(i)
+                } catch let error as ContextError {
+                    throw ContextError.invalidBatchObject(index: position, error: error)
+                }
+            }
+            return try checked(values, given: given, at: position)
+        }
+        var objects: [Object] = []
+        if let handler = request.managedObjectHandler {
+            let type = (entity.objectType as? ManagedObject.Type) ?? ManagedObject.self
+            while true {
+                let object = type.init(entity: entity, insertInto: nil)
+                if handler(object) { break }
+                let position = objects.count
+                if let rejected = object.rejectedValues.first {
+                    throw ContextError.invalidBatchObject(
+                        index: position, error: (rejected as? ContextError) ?? .wrongValueType(entity: entity.name, key: "?", value: "?", reason: "\(rejected)"))
+                }
+                var given: [Int] = []
+                for i in object.changedIndexes.sorted() {
+                    switch layout.kinds[i] {
+                    case .attribute(let a):
+                        if !a.isTransient { given.append(i) }
+                    case .toOne(let r), .toMany(let r):
+                        throw ContextError.invalidBatchObject(
+                            index: position, error: .wrongValueType(entity: entity.name, key: r.name, value: SafeDescription.of(object.values[i]),
+                                                                    reason: "batch requests set attributes only; set relationships on managed objects"))
+                    }
+                }
+                objects.append(try checked(object.values, given: given, at: position))
+            }
+        } else if let handler = request.dictionaryHandler {
+            while true {
+                var dictionary: [String: Any] = [:]
+                if handler(&dictionary) { break }
+                objects.append(try converted(dictionary, at: objects.count))
+            }
+        } else {
+            objects.reserveCapacity(request.objects.count)
+            for (position, dictionary) in request.objects.enumerated() { objects.append(try converted(dictionary, at: position)) }
+        }
+        return objects
+    }
+}
+
+/// Words a unique index's values for an error message.
+enum TableKeyDescription {
+    static func of(_ key: [Value]) -> String {
+        key.count == 1 ? SafeDescription.of(key[0]) : "(" + key.map { SafeDescription.of($0) }.joined(separator: ", ") + ")"
+    }
+}
