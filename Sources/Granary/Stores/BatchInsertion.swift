@@ -31,6 +31,8 @@ struct BatchInsertion {
     /// For each unique index and each row of the request (by position), the stored row holding the
     /// row's values in the snapshot, looked up together before any row is added.
     private var stored: [[Int64?]] = []
+    /// For each unique index and each row of the request, the row's values in it (nil when one is null).
+    private var rowKeys: [[[Value]?]] = []
 
     init(table: String, snapshot: Snapshot, indexes: [UniqueIndex], expectedCount: Int) throws {
         self.table = table
@@ -44,69 +46,73 @@ struct BatchInsertion {
     }
 
     /// Looks up every row's values in the stored unique indexes at once (in key order, see
-    /// `Snapshot.firstKeys`), for `add(_:given:at:)` to use by the rows' positions.
+    /// `Snapshot.firstKeys`), for `add(_:given:columns:at:)` to use by the rows' positions.
     /// - Throws: storage errors.
     mutating func lookUpStored(_ rows: [Row]) throws {
-        stored = try indexes.map { index in
+        rowKeys = indexes.map { index in rows.map { index.key(of: $0) } }
+        stored = try indexes.indices.map { n in
             var probes: [[Value]] = []
             var owners: [Int] = []
             probes.reserveCapacity(rows.count)
             owners.reserveCapacity(rows.count)
-            for (position, row) in rows.enumerated() {
-                guard let key = index.key(of: row) else { continue }
+            for (position, key) in rowKeys[n].enumerated() {
+                guard let key else { continue }
                 probes.append(key)
                 owners.append(position)
             }
             var found = [Int64?](repeating: nil, count: rows.count)
-            for (n, key) in try snapshot.firstKeys(in: table, index: index.name, equalTo: probes).enumerated() { found[owners[n]] = key }
+            for (i, key) in try snapshot.firstKeys(in: table, index: indexes[n].name, equalTo: probes).enumerated() { found[owners[i]] = key }
             return found
         }
     }
 
-    /// Adds one object's row: a new row, or the given columns written over the row that already has
-    /// its constrained values.
-    /// - Parameter position: the row's position in what `lookUpStored` was given.
+    /// Adds one object's row: a new row, or the given properties' columns written over the row that
+    /// already has its constrained values.
+    /// - Parameters:
+    ///   - given: the layout indexes of the properties the object gave; `columns` maps them to columns.
+    ///   - position: the row's position in what `lookUpStored` was given.
     /// - Throws: `ContextError.constraintViolation` when two constraints point at two different rows.
-    mutating func add(_ row: Row, given columns: [Int], at position: Int) throws {
+    mutating func add(_ row: Row, given: [Int], columns: [Int?], at position: Int) throws {
         var target: Int64?
-        var keys: [[Value]?] = []
-        keys.reserveCapacity(indexes.count)
-        for (n, index) in indexes.enumerated() {
-            let key = index.key(of: row)
-            keys.append(key)
-            guard let key else { continue }
+        for n in indexes.indices {
+            guard let key = rowKeys[n][position] else { continue }
             guard let holder = claimed[n][key] ?? stored[n][position] else { continue }
             if let target, target != holder {
-                throw ContextError.constraintViolation(entity: index.entityName, properties: index.properties,
+                throw ContextError.constraintViolation(entity: indexes[n].entityName, properties: indexes[n].properties,
                                                       value: TableKeyDescription.of(key) + " (held by another object than the one an earlier constraint matched)")
             }
             target = holder
         }
-        let at: Int
-        if let target {
-            if let earlier = positions[target] {
-                at = earlier
-            } else {
-                guard var stored = try snapshot.row(in: table, key: target) else { return }
-                if case .int(let version) = stored[StorageMapping.versionColumn] { stored[StorageMapping.versionColumn] = .int(version + 1) }
-                at = entries.count
-                positions[target] = at
-                entries.append(Entry(key: target, row: stored, isNew: false))
-            }
-            if entries[at].row[StorageMapping.entityColumn] != row[StorageMapping.entityColumn] {
-                throw ContextError.constraintViolation(entity: indexes.first?.entityName ?? table, properties: indexes.first?.properties ?? [],
-                                                      value: "an object of another entity holds these values; a batch insert cannot change its entity")
-            }
-            for column in columns { entries[at].row[column] = row[column] }
-        } else {
-            at = entries.count
-            positions[nextKey] = at
-            entries.append(Entry(key: nextKey, row: row, isNew: true))
+        guard let target else {
+            // A new row: its values in each index are the object's own.
+            let key = nextKey
             nextKey += 1
+            positions[key] = entries.count
+            entries.append(Entry(key: key, row: row, isNew: true))
+            for n in indexes.indices { if let value = rowKeys[n][position] { claimed[n][value] = key } }
+            return
         }
-        let key = entries[at].key
-        for (n, index) in indexes.enumerated() {
-            if let value = index.key(of: entries[at].row) { claimed[n][value] = key } else if let old = keys[n] { claimed[n][old] = nil }
+        let at: Int
+        if let earlier = positions[target] {
+            at = earlier
+        } else {
+            guard var stored = try snapshot.row(in: table, key: target) else { return }
+            if case .int(let version) = stored[StorageMapping.versionColumn] { stored[StorageMapping.versionColumn] = .int(version + 1) }
+            at = entries.count
+            positions[target] = at
+            entries.append(Entry(key: target, row: stored, isNew: false))
+        }
+        if entries[at].row[StorageMapping.entityColumn] != row[StorageMapping.entityColumn] {
+            throw ContextError.constraintViolation(entity: indexes.first?.entityName ?? table, properties: indexes.first?.properties ?? [],
+                                                  value: "an object of another entity holds these values; a batch insert cannot change its entity")
+        }
+        for i in given { if let column = columns[i] { entries[at].row[column] = row[column] } }
+        for n in indexes.indices {
+            if let value = indexes[n].key(of: entries[at].row) {
+                claimed[n][value] = target
+            } else if let old = rowKeys[n][position] {
+                claimed[n][old] = nil
+            }
         }
     }
 

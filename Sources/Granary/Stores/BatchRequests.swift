@@ -318,7 +318,7 @@ extension PersistentStoreCoordinator {
                 if !indexes.isEmpty { try plan.lookUpStored(objectRows) }
                 for (position, row) in objectRows.enumerated() {
                     do {
-                        try plan.add(row, given: objects[position].given.compactMap { columns[$0] }, at: position)
+                        try plan.add(row, given: objects[position].given, columns: columns, at: position)
                     } catch let error as ContextError {
                         throw ContextError.invalidBatchObject(index: position, error: error)
                     }
