@@ -4,10 +4,11 @@ import Foundation
 /// with everything that does not depend on the object worked out once per request.
 ///
 /// A dictionary's key is matched to its attribute by comparing it with the attribute its position in
-/// the previous dictionary matched (an import's dictionaries are built alike, so they iterate alike),
-/// and only otherwise by hash; a value already of its attribute's Swift type becomes its storage value
-/// in one cast. Anything else takes `PersistentStoreCoordinator.batchValue`, so that errors and
-/// conversions are exactly those of a value set one at a time.
+/// the previous dictionary matched (dictionaries built alike often iterate alike, though each has its
+/// own hash seed), then with each name of a small entity, and only for a large one by hash. A value
+/// already of its attribute's Swift type becomes its storage value in one cast. Anything else takes
+/// `PersistentStoreCoordinator.batchValue`, so that errors and conversions are exactly those of a
+/// value set one at a time.
 struct BatchObjectConverter {
     private struct Slot {
         let index: Int
@@ -29,6 +30,9 @@ struct BatchObjectConverter {
     private let required: [(index: Int, name: String)]
     /// The slot the n-th key of the previous dictionary matched.
     private var guesses: [Int] = []
+    /// Up to this many properties a key is found by comparing it with each name, which costs less
+    /// than hashing it.
+    private static let scanLimit = 16
 
     /// A converter for `entity`, or `nil` when one of its defaults has no storage value (then the
     /// general path reports it, as for any object).
@@ -75,9 +79,18 @@ struct BatchObjectConverter {
             var slot = -1
             if position < guesses.count, case let guess = guesses[position], names[guess] == key {
                 slot = guess
-            } else if let found = slotByName[key] {
-                slot = found
-                if position < guesses.count { guesses[position] = found } else { guesses.append(found) }
+            } else {
+                if names.count <= Self.scanLimit {
+                    for (i, name) in names.enumerated() where name == key {
+                        slot = i
+                        break
+                    }
+                } else if let found = slotByName[key] {
+                    slot = found
+                }
+                if slot >= 0 {
+                    if position < guesses.count { guesses[position] = slot } else { guesses.append(slot) }
+                }
             }
             if slot >= 0, let type = slots[slot].fastType, let fast = type.fastStorageValue(value) {
                 values[slot] = fast
