@@ -18,9 +18,24 @@ public final class NSBatchDeleteRequest: NSPersistentStoreRequest {
     /// What `result` holds.
     public var resultType: NSBatchDeleteRequestResultType = .resultTypeStatusOnly
 
+    /// The objects named by `init(objectIDs:)`, which the deletion takes as given.
+    let objectIDs: [NSManagedObjectID]?
+
     /// Deletes what `fetchRequest` matches.
     public init(fetchRequest: NSFetchRequest<NSFetchRequestResult>) {
         self.fetchRequest = fetchRequest
+        objectIDs = nil
+    }
+
+    /// Deletes the given objects: Core Data's `init(objectIDs:)`, the way to batch-delete objects in
+    /// hand (pass their IDs across queues, not the objects). Its `fetchRequest` describes them as Core
+    /// Data's does (`SELF IN` the IDs, of the first ID's entity); the deletion takes the IDs as given,
+    /// of any entities. IDs of objects already deleted are skipped.
+    public init(objectIDs: [NSManagedObjectID]) {
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: objectIDs.first?.entityName ?? "")
+        request.predicate = NSPredicate(format: "SELF IN %@", objectIDs)
+        fetchRequest = request
+        self.objectIDs = objectIDs
     }
 
     var report: BatchReport {
@@ -44,10 +59,12 @@ extension ManagedObjectContext {
         switch request {
         case let insert as NSBatchInsertRequest:
             if let model, model.entitiesByName[insert.entityName] == nil { throw ContextError.unknownEntity(insert.entityName) }
-            let granary = BatchInsertRequest(entityName: insert.entityName, objects: insert.dictionaries(),
-                                             resultType: insert.report.granaryType)
-            return NSBatchInsertResult(try execute(granary), reporting: insert.report)
+            return NSBatchInsertResult(try execute(insert.granaryRequest()), reporting: insert.report)
         case let delete as NSBatchDeleteRequest:
+            if let ids = delete.objectIDs {
+                return NSBatchDeleteResult(try execute(BatchDeleteRequest(objectIDs: ids, resultType: delete.report.granaryType)),
+                                           reporting: delete.report)
+            }
             let fetch = try delete.fetchRequest.granaryRequest(of: ManagedObject.self, model: model)
             if let model, let name = fetch.entityName, model.entitiesByName[name] == nil { throw ContextError.unknownEntity(name) }
             let granary = BatchDeleteRequest(fetchRequest: fetch, resultType: delete.report.granaryType)

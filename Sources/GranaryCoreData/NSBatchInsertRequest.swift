@@ -10,16 +10,21 @@ public enum NSBatchInsertRequestResultType: Sendable, Hashable {
     case count
 }
 
-/// Core Data's `NSBatchInsertRequest`: objects given as dictionaries, all at once or one at a time by a
-/// handler, inserted in one store operation by Granary's `BatchInsertRequest`.
+/// Core Data's `NSBatchInsertRequest`: objects given as dictionaries all at once, or one at a time by a
+/// handler that fills a dictionary or a managed object, inserted in one store operation by Granary's
+/// `BatchInsertRequest`. The handlers are called while the request runs, one object per call, so a large
+/// import never builds every object first.
 public final class NSBatchInsertRequest: NSPersistentStoreRequest {
     /// The entity inserted into.
     public let entityName: String
     /// The dictionaries to insert, when given at once.
     public var objectsToInsert: [[String: Any]]?
-    /// Fills one dictionary per call until it returns `true`: Core Data's handler form, which keeps a
-    /// large import from building every dictionary first.
+    /// Fills one dictionary per call until it returns `true` (that call's dictionary is not inserted).
     public var dictionaryHandler: ((NSMutableDictionary) -> Bool)?
+    /// Sets one object's attributes per call until it returns `true` (that call's object is not
+    /// inserted). The object is a new instance of the entity's class in no context: cast it
+    /// (`$0 as! Quake`) and set its properties.
+    public var managedObjectHandler: ((NSManagedObject) -> Bool)?
     /// What `result` holds.
     public var resultType: NSBatchInsertRequestResultType = .statusOnly
 
@@ -45,21 +50,35 @@ public final class NSBatchInsertRequest: NSPersistentStoreRequest {
         self.init(entityName: entity.name, dictionaryHandler: handler)
     }
 
-    /// Every dictionary to insert: those given, then those the handler fills.
-    func dictionaries() -> [[String: Any]] {
-        var result = objectsToInsert ?? []
+    /// Inserts the objects `handler` sets, one per call, until it returns `true`.
+    public init(entityName: String, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
+        self.entityName = entityName
+        managedObjectHandler = handler
+    }
+
+    /// Inserts into `entity` the objects `handler` sets, one per call, until it returns `true`.
+    public convenience init(entity: EntityDescription, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
+        self.init(entityName: entity.name, managedObjectHandler: handler)
+    }
+
+    /// The request in Granary's form: from the managed-object handler if one is set, else the
+    /// dictionary handler, else the dictionaries given.
+    func granaryRequest() -> BatchInsertRequest {
+        if let managedObjectHandler {
+            return BatchInsertRequest(entityName: entityName, resultType: report.granaryType, managedObjectHandler: managedObjectHandler)
+        }
         if let dictionaryHandler {
-            while true {
+            return BatchInsertRequest(entityName: entityName, resultType: report.granaryType) { values in
                 let dictionary = NSMutableDictionary()
-                if dictionaryHandler(dictionary) { break }
-                var values: [String: Any] = [:]
+                if dictionaryHandler(dictionary) { return true }
+                values = [:]
                 for (key, value) in dictionary {
                     if let key = key as? String { values[key] = value }
                 }
-                result.append(values)
+                return false
             }
         }
-        return result
+        return BatchInsertRequest(entityName: entityName, objects: objectsToInsert ?? [], resultType: report.granaryType)
     }
 
     var report: BatchReport {

@@ -8,17 +8,17 @@
 // Lines a porter changes beyond `import CoreData` → `import GranaryCoreData` and `@NSManaged` → `@Managed`:
 // - `Logger` (OSLog) and `URLSession` are Apple-only: the feed comes in as dictionaries, and logging is gone;
 // - persistent history (`NSPersistentHistoryTrackingKey`, `NSPersistentStoreRemoteChange`,
-//   `NSPersistentHistoryChangeRequest`) does not exist in Granary: those lines are removed and the view
-//   context merges with `automaticallyMergesChangesFromParent` (or `mergeChanges(fromRemoteContextSave:into:)`
-//   after batch requests) instead; asking for history tracking makes loading fail with a typed error;
-// - `undoManager = nil` and `shouldDeleteInaccessibleFaults` are removed (Granary has neither);
-// - Swift 6: the provider is `final class … : Sendable` (its closures run on contexts' queues);
-// - waiting for `NSPersistentHistoryChangeRequest`-free merges: `mergeChanges(fromRemoteContextSave:into:)`
-//   is called with the batch result's object IDs, as Core Data documents for batch requests;
-// - until Granary has `Quake.entity()`, `transactionAuthor`, `viewContext.perform { }` (fire and forget),
-//   and `NSBatchDeleteRequest(objectIDs:)`, the port uses `earthquakesModel.entity(named:)`, no author,
-//   `performAndWait` and a fetch-request delete by code. The refresh (a batch insert resolving the
-//   uniqueness constraint on `code`) works unchanged.
+//   `NSPersistentHistoryChangeRequest`) does not exist in Granary: those lines are removed (asking for
+//   history tracking makes loading fail with a typed error), and the batch requests ask for object IDs
+//   (`resultType = .objectIDs`) and merge them into the view context with
+//   `mergeChanges(fromRemoteContextSave:into:)`, as Core Data documents for batch requests without
+//   history; the view context's `automaticallyMergesChangesFromParent` is `true` (the sample's `false`
+//   relies on history);
+// - Swift 6: the provider is `final class … : Sendable` (its closures run on contexts' queues).
+// Unchanged: `Quake.entity()`, `NSBatchInsertRequest(entity:dictionaryHandler:)`,
+// `NSBatchDeleteRequest(objectIDs:)`, `name` and `transactionAuthor`, `undoManager = nil`,
+// `shouldDeleteInaccessibleFaults = true` (accepted, see their documentation), the fire-and-forget
+// `viewContext.perform { }`, and the refresh (a batch insert resolving the uniqueness constraint on `code`).
 import GranaryCoreData
 import Testing
 
@@ -43,9 +43,14 @@ final class QuakesProvider: Sendable {
                 fatalError("Unresolved error \(error), \(error.userInfo)")
             }
         }
+        // The sample sets this to false and merges persistent history; without history, the view
+        // context merges other contexts' saves.
         container.viewContext.automaticallyMergesChangesFromParent = true
         container.viewContext.name = "viewContext"
+        /// - Tag: viewContextMergePolicy
         container.viewContext.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        container.viewContext.undoManager = nil
+        container.viewContext.shouldDeleteInaccessibleFaults = true
         self.container = container
     }
 
@@ -53,6 +58,9 @@ final class QuakesProvider: Sendable {
     private func newTaskContext() -> NSManagedObjectContext {
         let taskContext = container.newBackgroundContext()
         taskContext.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        // Set unused undoManager to nil for macOS (it is nil by default on iOS)
+        // to reduce resource requirements.
+        taskContext.undoManager = nil
         return taskContext
     }
 
@@ -61,6 +69,7 @@ final class QuakesProvider: Sendable {
         guard !propertiesList.isEmpty else { return }
         let taskContext = newTaskContext()
         taskContext.name = "importContext"
+        taskContext.transactionAuthor = "importQuakes"
         let properties = PropertyList(propertiesList)
         try await taskContext.perform {
             let batchInsertRequest = self.newBatchInsertRequest(with: properties.list)
@@ -81,7 +90,7 @@ final class QuakesProvider: Sendable {
         var index = 0
         let total = propertyList.count
         // Provide one dictionary at a time when the closure is called.
-        let batchInsertRequest = NSBatchInsertRequest(entity: earthquakesModel.entity(named: "Quake")!, dictionaryHandler: { dictionary in
+        let batchInsertRequest = NSBatchInsertRequest(entity: Quake.entity(), dictionaryHandler: { dictionary in
             guard index < total else { return true }
             dictionary.addEntries(from: propertyList[index])
             index += 1
@@ -90,17 +99,28 @@ final class QuakesProvider: Sendable {
         return batchInsertRequest
     }
 
-    /// Deletes given records with a batch delete request, and merges the deletion into the view context.
+    /// Synchronously deletes given records in the Core Data store with the specified object IDs.
+    func deleteQuakes(identifiedBy objectIDs: [NSManagedObjectID]) {
+        let viewContext = container.viewContext
+        viewContext.perform {
+            objectIDs.forEach { objectID in
+                let quake = viewContext.object(with: objectID)
+                viewContext.delete(quake)
+            }
+        }
+    }
+
+    /// Asynchronously deletes records in the Core Data store with the specified `Quake` managed objects.
     func deleteQuakes(_ quakes: [Quake]) async throws {
-        // Until NSBatchDeleteRequest(objectIDs:): the quakes' codes, read on their (view) context's queue.
-        let codes = container.viewContext.performAndWait { quakes.map(\.code) }
+        let objectIDs = quakes.map { $0.objectID }
         let taskContext = newTaskContext()
+        // Add name and author to identify source of persistent history changes.
         taskContext.name = "deleteContext"
+        taskContext.transactionAuthor = "deleteQuakes"
         try await taskContext.perform {
-            let fetchRequest = NSFetchRequest<NSFetchRequestResult>(entityName: "Quake")
-            fetchRequest.predicate = NSPredicate(format: "code IN %@", codes)
-            let batchDeleteRequest = NSBatchDeleteRequest(fetchRequest: fetchRequest)
-            batchDeleteRequest.resultType = .resultTypeObjectIDs
+            // Execute the batch delete.
+            let batchDeleteRequest = NSBatchDeleteRequest(objectIDs: objectIDs)
+            batchDeleteRequest.resultType = .resultTypeObjectIDs  // no history: the IDs are merged directly
             guard let fetchResult = try? taskContext.execute(batchDeleteRequest),
                   let batchDeleteResult = fetchResult as? NSBatchDeleteResult,
                   let deleted = batchDeleteResult.result as? [NSManagedObjectID]
@@ -204,6 +224,78 @@ struct PropertyList: @unchecked Sendable {
         }
         #expect(done.value)
         try container.close()
+    }
+
+    // Apple: NSManagedObjectContext.perform(_:) — "Asynchronously performs the specified closure on the
+    // context's queue": the sample's synchronous delete of quakes by object ID on the view context.
+    @Test func aDeleteByObjectIDsOnTheViewContextsQueueRemovesTheQuakes() async throws {
+        let provider = QuakesProvider(storeURL: scratchStoreURL())
+        try await provider.importQuakes(from: feedRecords(1...5))
+        let view = provider.container.viewContext
+        let ids = try view.performAndWait { try provider.latestQuakes(in: view).prefix(2).map(\.objectID) }
+        provider.deleteQuakes(identifiedBy: ids)
+        // The queue is serial: this runs after the deletion.
+        let (deleted, codes) = try view.performAndWait {
+            try view.save()
+            return (view.deletedObjects.count, try provider.latestQuakes(in: view).map(\.code))
+        }
+        #expect(deleted == 0)
+        #expect(codes == ["ci3", "ci2", "ci1"])
+        try provider.container.close()
+    }
+
+    // Apple: NSBatchInsertRequest init(entity:managedObjectHandler:) — "a closure that receives a managed
+    // object to populate … and returns true when there are no more objects to insert"; the context's
+    // transactionAuthor.
+    @Test func aBatchInsertByManagedObjectHandlerSetsTypedProperties() throws {
+        let provider = QuakesProvider(storeURL: scratchStoreURL())
+        let taskContext = provider.container.newBackgroundContext()
+        taskContext.transactionAuthor = "importQuakes"
+        let feed = PropertyList(feedRecords(1...4))
+        let count = try taskContext.performAndWait {
+            var index = 0
+            let request = NSBatchInsertRequest(entity: Quake.entity(), managedObjectHandler: { object in
+                guard index < feed.list.count else { return true }
+                let quake = object as! Quake
+                let record = feed.list[index]
+                quake.code = record["code"] as! String
+                quake.magnitude = record["magnitude"] as! Float
+                quake.place = record["place"] as! String
+                quake.time = record["time"] as! Date
+                index += 1
+                return false
+            })
+            request.resultType = .count
+            let result = try taskContext.execute(request) as! NSBatchInsertResult
+            return result.result as? Int
+        }
+        #expect(count == 4)
+        #expect(taskContext.transactionAuthor == "importQuakes")
+        let view = provider.container.viewContext
+        let codes = try view.performAndWait { try provider.latestQuakes(in: view).map(\.code) }
+        #expect(codes == ["ci4", "ci3", "ci2", "ci1"])
+        try provider.container.close()
+    }
+
+    // Apple: NSBatchDeleteRequest init(objectIDs:) — "Initializes a batch delete request with an array of
+    // object IDs"; the request's fetchRequest describes those objects.
+    @Test func aBatchDeleteByObjectIDsDescribesAndDeletesExactlyThose() async throws {
+        let provider = QuakesProvider(storeURL: scratchStoreURL())
+        try await provider.importQuakes(from: feedRecords(1...6))
+        let taskContext = provider.container.newBackgroundContext()
+        let (described, remaining) = try taskContext.performAndWait {
+            let ids = try provider.latestQuakes(in: taskContext).filter { ["ci2", "ci5"].contains($0.code) }.map(\.objectID)
+            let request = NSBatchDeleteRequest(objectIDs: ids)
+            let described = try taskContext.count(for: request.fetchRequest)
+            request.resultType = .resultTypeCount
+            let result = try taskContext.execute(request) as! NSBatchDeleteResult
+            #expect(result.result as? Int == 2)
+            taskContext.reset()
+            return (described, try provider.latestQuakes(in: taskContext).map(\.code))
+        }
+        #expect(described == 2)
+        #expect(remaining == ["ci6", "ci4", "ci3", "ci1"])
+        try provider.container.close()
     }
 
     // Bad calls through the compatibility names are typed errors: an entity the model lacks.

@@ -10,6 +10,9 @@ extension EntityDescription {
     /// - Throws: `ContextError.unknownEntity` when the model has no such entity,
     ///   `ContextError.invalidRequest` for an abstract entity, `ContextError.noPersistentStore` when the
     ///   context has no coordinator (so no model).
+    // Disfavoured so that GranaryCoreData's non-throwing form of Core Data's signature wins where both
+    // are visible; alone, this is the only candidate and is chosen as usual.
+    @_disfavoredOverload
     public static func insertNewObject(forEntityName name: String, into context: ManagedObjectContext) throws -> ManagedObject {
         guard let model = context.model else { throw ContextError.noPersistentStore("\(context) has no coordinator, so no model") }
         guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
