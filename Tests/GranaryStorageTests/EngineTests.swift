@@ -21,6 +21,28 @@ import Testing
         #expect(after.lsn == s.lsn + 1)
     }
 
+    /// A batch of equality probes finds, for each tuple, what one index query per tuple finds first,
+    /// whatever order the tuples come in: present and missing values, a prefix of a two-column index,
+    /// a tuple with a null, and the same tuple twice.
+    @Test func batchedIndexProbesFindWhatSingleQueriesFindFirst() throws {
+        let engine = try Engine.open(.inMemory)
+        try makePeople(engine)
+        let s = engine.read()
+        let byName: [[Value]] = [["Ken"], ["Nobody"], ["Ada"], ["Alice"], ["Ada"], ["Zed"], ["A"]]
+        let byCityAge: [[Value]] = [["London"], ["London", 41], ["London", 99], ["Portland", 54], [.null], ["New York"], ["Boston", .null]]
+        let byAgeDesc: [[Value]] = [[80], [36], [1], [.null], [85]]
+        for (index, probes) in [("byName", byName), ("byCityAge", byCityAge), ("byAgeDesc", byAgeDesc)] {
+            let batched = try s.firstKeys(in: "person", index: index, equalTo: probes)
+            let single = try probes.map { try s.queryKeys(IndexQuery(table: "person", index: index, equal: $0)).first }
+            #expect(batched == single, "index \(index)")
+        }
+        #expect(try s.firstKeys(in: "person", index: "byName", equalTo: byName) == [7, nil, 1, 8, 1, nil, nil])
+        #expect(throws: StorageError.noSuchIndex(table: "person", index: "byNothing")) {
+            try s.firstKeys(in: "person", index: "byNothing", equalTo: [["Ada"]])
+        }
+        #expect(throws: StorageError.self) { try s.firstKeys(in: "person", index: "byName", equalTo: [["Ada", 36]]) }
+    }
+
     /// Rows handed out still encoded decode to what `forEachRow` gives, in the same key order, and
     /// returning false stops the walk.
     @Test func encodedRowsWalkLikeDecodedOnes() throws {

@@ -65,6 +65,48 @@ import Testing
         #expect(counted.count == 1 && counted.objectIDs.isEmpty && counted.changes.isEmpty)
     }
 
+    /// Dictionaries with their keys in different sets and orders, and values of other Swift types
+    /// than their attributes' own (Int32 for an integer64, Substring for a string, NSNull), are stored
+    /// exactly as the same values set on managed objects by a handler request: same columns, defaults
+    /// and empty relationships.
+    // Apple: NSBatchInsertRequest — "A request that inserts objects into a persistent store directly, without loading them into memory."
+    @Test func batchInsertDictionariesOfMixedShapesStoreWhatManagedObjectsStore() throws {
+        let (coordinator, _) = try makeStack()
+        let date = Date(timeIntervalSince1970: 1_000)
+        let dictionaries: [[String: Any]] = [
+            ["name": "Ada", "salary": 100, "email": "ada@x.io"],
+            ["email": NSNull(), "hired": date, "name": Substring("Bob")],
+            ["salary": Int32(7), "name": "Cy"],
+            ["name": "Di", "salary": Int64(9), "hired": date, "email": "di@x.io"],
+            ["name": "Ed"],
+        ]
+        let viaDictionaries = try coordinator.execute(BatchInsertRequest(entityName: "Employee", objects: dictionaries, resultType: .objectIDs))
+        var next = 0
+        let viaObjects = try coordinator.execute(BatchInsertRequest(entityName: "Employee", resultType: .objectIDs) { object in
+            guard next < dictionaries.count else { return true }
+            for (key, value) in dictionaries[next] {
+                var plain: Any? = value
+                if value is NSNull { plain = nil }
+                if let s = value as? Substring { plain = String(s) }
+                if let i = value as? Int32 { plain = Int64(i) }
+                do { try object.setValue(plain, forKey: key) } catch { Issue.record(error) }
+            }
+            next += 1
+            return false
+        })
+        let store = try #require(coordinator.persistentStores.first)
+        let snapshot = store.engine.read()
+        let table = try store.entityMapping("Employee").tableName
+        #expect(viaDictionaries.count == 5 && viaObjects.count == 5)
+        for (a, b) in zip(viaDictionaries.objectIDs, viaObjects.objectIDs) {
+            let (keyA, keyB) = (try #require(a.primaryKey), try #require(b.primaryKey))
+            let rowA = try snapshot.row(in: table, key: keyA)
+            let rowB = try snapshot.row(in: table, key: keyB)
+            #expect(rowA != nil)
+            #expect(rowA == rowB)
+        }
+    }
+
     @Test func batchInsertRejectsBadKeysAndValuesAndWritesNothing() throws {
         let (coordinator, _) = try makeStack()
         let store = coordinator.persistentStores[0]

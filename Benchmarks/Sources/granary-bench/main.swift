@@ -224,6 +224,10 @@ do {
     }
     if options.tables.contains(.upsert) {
         let result = try BatchUpsertBench(options: options, scratch: scratch, progress: report).run()
+        if options.isGranaryOnly {
+            print("U1. Granary: \(Measurement.time(result.times[0].time).text)")
+            exit(0)
+        }
         let heading = options.isMarkdown ? "### Upsert: batch insert into a constrained entity" : "Upsert: batch insert into a constrained entity"
         let table = BatchUpsertBench.table(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
         rendered.append(table.render(markdown: options.isMarkdown))

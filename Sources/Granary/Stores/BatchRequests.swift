@@ -293,28 +293,50 @@ extension PersistentStoreCoordinator {
         try write(store) { tx in
             // Planned on the transaction's snapshot, which is let go before the writes: a snapshot held
             // across writes makes every write copy the nodes it shares.
-            var rows: [(key: Int64, entry: BatchInsertion.Entry)] = []
+            var rows: [BatchInsertion.Entry] = []
             do {
-                var plan = try BatchInsertion(table: table, snapshot: tx.snapshot, indexes: indexes, expectedCount: objects.count)
-                for (position, object) in objects.enumerated() {
-                    let row = try store.row(entity: entity, values: object.values, version: 1, in: plan.snapshot, resolve: { $0 })
+                let snapshot = tx.snapshot
+                var plan = try BatchInsertion(table: table, snapshot: snapshot, indexes: indexes, expectedCount: objects.count)
+                // Dictionaries' values are already storage values: each goes into a copy of the row
+                // every object of the entity starts from.
+                var template: Row?
+                let attributeColumns = store.codecs[entity]?.steps.compactMap { step -> (index: Int, column: Int)? in
+                    if case .attribute = step.kind { return (step.index, step.column) } else { return nil }
+                } ?? []
+                var objectRows: [Row] = []
+                objectRows.reserveCapacity(objects.count)
+                for object in objects {
+                    if let stored = object.stored {
+                        if template == nil { template = try store.row(entity: entity, values: layout.initialValues, version: 1, in: snapshot, resolve: { $0 }) }
+                        var row = template!
+                        for (index, column) in attributeColumns { row[column] = stored[index] }
+                        objectRows.append(row)
+                    } else {
+                        objectRows.append(try store.row(entity: entity, values: object.values, version: 1, in: snapshot, resolve: { $0 }))
+                    }
+                }
+                if !indexes.isEmpty { try plan.lookUpStored(objectRows) }
+                for (position, row) in objectRows.enumerated() {
                     do {
-                        try plan.add(row, given: object.given.compactMap { columns[$0] })
+                        try plan.add(row, given: objects[position].given, columns: columns, at: position)
                     } catch let error as ContextError {
                         throw ContextError.invalidBatchObject(index: position, error: error)
                     }
                 }
-                rows = plan.order.map { ($0, plan.pending[$0]!) }
+                objectRows = []
+                rows = plan.entries
             }
             // Every row is of the request's entity (an update of another entity's row was refused).
             let scope = store.idScope(for: entity)
-            for (key, entry) in rows {
-                let id = ManagedObjectID(scope: scope, key: key)
+            inserted.reserveCapacity(rows.count)
+            written.reserveCapacity(rows.count)
+            for entry in rows {
+                let id = ManagedObjectID(scope: scope, key: entry.key)
                 if entry.isNew { inserted.append(id) } else { updated.append(id) }
                 written.append(id)
             }
-            for (key, entry) in rows {
-                if entry.isNew { try tx.insert(entry.row, into: table, key: key) } else { try tx.update(entry.row, in: table, key: key) }
+            for entry in rows {
+                if entry.isNew { try tx.insert(entry.row, into: table, key: entry.key) } else { try tx.update(entry.row, in: table, key: entry.key) }
             }
         }
         return BatchResult(request.resultType, count: written.count, objectIDs: written,

@@ -127,6 +127,53 @@ public struct Snapshot: Sendable {
         return keys
     }
 
+    /// For each tuple of `values`, the primary key of the first entry of `index` (in index order) whose
+    /// leading columns hold exactly those values, or `nil` when no row does.
+    ///
+    /// Use it for many equality lookups in one index, such as a batch upsert finding which of its
+    /// objects a unique index already holds: the table and index are found once, each probe's key is
+    /// encoded once and seeks straight to its first entry, and the probes run in key order, so that
+    /// neighbouring probes find their tree path still in cache. Each result is what
+    /// `queryKeys(IndexQuery(table:index:equal:)).first` returns.
+    /// - Throws: `StorageError.noSuchTable`, `.noSuchIndex`; `.invalidArgument` for a tuple with more
+    ///   values than the index has columns, or a value an index cannot hold (to-many references).
+    public func firstKeys(in table: String, index name: String, equalTo values: [[Value]]) throws -> [Int64?] {
+        let t = try state.table(table).table
+        guard let index = t.indexes.first(where: { $0.definition.name == name }) else {
+            throw StorageError.noSuchIndex(table: table, index: name)
+        }
+        let columns = index.definition.columns
+        var prefixes: [[UInt8]] = []
+        prefixes.reserveCapacity(values.count)
+        for tuple in values {
+            if tuple.count > columns.count {
+                throw StorageError.invalidArgument(
+                    "query on index '\(name)' of table '\(table)' constrains \(tuple.count) columns but the index has \(columns.count)")
+            }
+            var prefix: [UInt8] = []
+            prefix.reserveCapacity(24 * tuple.count)
+            for (i, value) in tuple.enumerated() { try IndexKey.append(value, descending: columns[i].isDescending, to: &prefix) }
+            prefixes.append(prefix)
+        }
+        var order = Array(prefixes.indices)
+        order.sort { prefixes[$0].lexicographicallyPrecedes(prefixes[$1]) }
+        var keys = [Int64?](repeating: nil, count: values.count)
+        let entries = index.entries
+        for i in order {
+            let prefix = prefixes[i]
+            var found: Int64?
+            // The first entry at or after the prefix is the first with it, if any has it.
+            entries.scan(from: prefix.isEmpty ? nil : .inclusive(prefix)) { k, _ in
+                if k.count >= prefix.count && k.prefix(prefix.count).elementsEqual(prefix) {
+                    found = IndexKey.primaryKey(from: k)
+                }
+                return false
+            }
+            keys[i] = found
+        }
+        return keys
+    }
+
     /// The number of index entries a query matches (offset and limit applied).
     /// - Throws: as `query(_:)`.
     public func count(_ q: IndexQuery) throws -> Int {

@@ -61,7 +61,7 @@ struct BenchOptions {
                           entity, half existing, against GRDB's upsert; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
-          --granary-only  object and scale tables: run Granary's column alone (for profiling; no
+          --granary-only  object, scale and upsert tables: run Granary's column alone (for profiling; no
                           peers, so no ratios)
           --dir PATH      where the scratch folder is made (default $TMPDIR or /tmp)
           --sqlite-cache-mb N

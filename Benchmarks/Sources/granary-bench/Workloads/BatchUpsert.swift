@@ -94,6 +94,8 @@ struct BatchUpsertBench {
             scratch.remove(folder)
         }
         result.times.append((.granary, nil, Stopwatch.median(times)))
+        // --granary-only: profiling runs, Granary's column alone.
+        if options.isGranaryOnly { return result }
 
         // GRDB, both idioms, both connection kinds.
         for kind in SQLiteSetup.ConnectionKind.allCases {
