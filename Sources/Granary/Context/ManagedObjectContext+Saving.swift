@@ -168,6 +168,37 @@ extension ManagedObjectContext {
         }
     }
 
+    /// `same(_:_:)` for two values of an attribute of `type`: values of the attribute's own Swift type
+    /// (what the setters store) compare with one cast each, instead of the boxing into `AnyHashable`
+    /// (a protocol lookup per value) that saves and validation would pay for every changed property.
+    static func same(_ a: Any?, _ b: Any?, as type: AttributeType?) -> Bool {
+        if let type, let a, let b {
+            let typed: Bool?
+            switch type {
+            case .string: typed = equal(a, b, as: String.self)
+            case .integer64: typed = equal(a, b, as: Int64.self)
+            case .integer32: typed = equal(a, b, as: Int32.self)
+            case .integer16: typed = equal(a, b, as: Int16.self)
+            case .double: typed = equal(a, b, as: Double.self)
+            case .float: typed = equal(a, b, as: Float.self)
+            case .boolean: typed = equal(a, b, as: Bool.self)
+            case .date: typed = equal(a, b, as: Date.self)
+            case .uuid: typed = equal(a, b, as: UUID.self)
+            default: typed = nil
+            }
+            if let typed { return typed }
+        }
+        return same(a, b)
+    }
+
+    /// `a == b` when both are exactly `T` (not an optional or a subclass holding one), else nil: for
+    /// such values `AnyHashable` compares with `T`'s own `==`.
+    @inline(__always)
+    private static func equal<T: Equatable>(_ a: Any, _ b: Any, as: T.Type) -> Bool? {
+        guard Swift.type(of: a) == T.self, Swift.type(of: b) == T.self else { return nil }
+        return (a as! T) == (b as! T)
+    }
+
     /// A deleted object whose deletion was saved leaves the context (Core Data's behaviour: it is no
     /// longer deleted, and has no context).
     /// It leaves after its `didSave()`, which still sees it deleted (`runDidSaveHooks`).
