@@ -48,12 +48,35 @@ public struct ContextChanges: Sendable, Hashable {
     /// A notification's `userInfo`: these changes under `userInfoKey`, and, under Core Data's keys,
     /// the objects of `context` they name (those it has registered; deleted ones are taken from
     /// `deletedObjects`, as they may have left the context by the time the notification is posted).
-    func userInfo(objectsIn context: ManagedObjectContext, deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
-        func objects(_ ids: Set<ManagedObjectID>) -> Set<ManagedObject> { Set(ids.compactMap { context.registeredObject(for: $0) }) }
-        var deletedSet = deletedObjects.filter { deleted.contains($0.objectID) }
-        deletedSet.formUnion(objects(deleted))
-        return [Self.userInfoKey: self, Self.insertedObjectsKey: objects(inserted), Self.updatedObjectsKey: objects(updated),
-                Self.deletedObjectsKey: deletedSet, Self.refreshedObjectsKey: objects(refreshed)]
+    ///
+    /// `candidates` are objects the caller has at hand that the changes probably name (a save's
+    /// objects, the context's changed objects): those of `context` whose IDs are listed are taken as
+    /// they are, and the registry is only searched for the IDs they leave uncovered. A save of 100,000
+    /// objects would otherwise look each one up again, for each of its two notifications.
+    func userInfo(objectsIn context: ManagedObjectContext, candidates: some Sequence<ManagedObject> = [ManagedObject](),
+                  deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+        var found = (inserted: Set<ManagedObject>(minimumCapacity: inserted.count), updated: Set<ManagedObject>(minimumCapacity: updated.count),
+                     deleted: deletedObjects.filter { deleted.contains($0.objectID) }, refreshed: Set<ManagedObject>(minimumCapacity: refreshed.count))
+        let (anyInserted, anyUpdated, anyDeleted, anyRefreshed) = (!inserted.isEmpty, !updated.isEmpty, !deleted.isEmpty, !refreshed.isEmpty)
+        if anyInserted || anyUpdated || anyRefreshed || (anyDeleted && found.deleted.count < deleted.count) {
+            for object in candidates where object.managedObjectContext === context {
+                let id = object.objectID
+                if anyInserted && inserted.contains(id) { found.inserted.insert(object) }
+                if anyUpdated && updated.contains(id) { found.updated.insert(object) }
+                if anyDeleted && deleted.contains(id) { found.deleted.insert(object) }
+                if anyRefreshed && refreshed.contains(id) { found.refreshed.insert(object) }
+            }
+        }
+        func complete(_ objects: inout Set<ManagedObject>, _ ids: Set<ManagedObjectID>) {
+            guard objects.count < ids.count else { return }
+            for id in ids { if let object = context.registeredObject(for: id) { objects.insert(object) } }
+        }
+        complete(&found.inserted, inserted)
+        complete(&found.updated, updated)
+        complete(&found.deleted, deleted)
+        complete(&found.refreshed, refreshed)
+        return [Self.userInfoKey: self, Self.insertedObjectsKey: found.inserted, Self.updatedObjectsKey: found.updated,
+                Self.deletedObjectsKey: found.deleted, Self.refreshedObjectsKey: found.refreshed]
     }
 }
 

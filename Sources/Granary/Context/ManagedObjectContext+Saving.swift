@@ -94,7 +94,7 @@ extension ManagedObjectContext {
         }
         runDidSaveHooks(saving)
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        var userInfo = saved.userInfo(objectsIn: self, deletedObjects: deletedBeforeSave)
+        var userInfo = saved.userInfo(objectsIn: self, candidates: saving, deletedObjects: deletedBeforeSave)
         if let name { userInfo[ContextChanges.contextNameKey] = name }
         if let transactionAuthor { userInfo[ContextChanges.transactionAuthorKey] = transactionAuthor }
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: userInfo)
