@@ -8,11 +8,15 @@ extension ManagedObject {
     ///   `validateValue(_:forKey:)` override threw.
     func validateProperties(_ indexes: [Int]) throws {
         var invalid: [ValidationError] = []
+        let appliesCoercions = managedObjectContext?.lifecycle.appliesCoercions == true
         for i in indexes {
             // Transient attributes are never stored, so never checked at save.
             if isTransient(at: i) { continue }
             var value: Any? = validationValue(at: i)
-            let given = value
+            // Only a relationship's is compared with what comes back (an attribute's is compared with
+            // the stored value), so only a relationship's is kept.
+            let given: Any?
+            if case .attribute = layout.kinds[i] { given = nil } else { given = value }
             do {
                 try validateValue(&value, forKey: layout.names[i])
             } catch ContextError.validation(let list) {
@@ -22,7 +26,7 @@ extension ManagedObject {
                 invalid.append(error)
                 continue
             }
-            if managedObjectContext?.lifecycle.appliesCoercions == true { try adoptCoerced(value, given: given, at: i) }
+            if appliesCoercions { try adoptCoerced(value, given: given, at: i) }
         }
         if !invalid.isEmpty { throw ContextError.validation(invalid) }
     }
