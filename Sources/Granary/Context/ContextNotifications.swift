@@ -53,13 +53,15 @@ public struct ContextChanges: Sendable, Hashable {
     /// objects, the context's changed objects): those of `context` whose IDs are listed are taken as
     /// they are, and the registry is only searched for the IDs they leave uncovered. A save of 100,000
     /// objects would otherwise look each one up again, for each of its two notifications.
+    /// `candidatesAreRegistered` skips asking each candidate for its context (a weak reference) when
+    /// the caller knows they are all registered in `context` (its changed objects always are).
     func userInfo(objectsIn context: ManagedObjectContext, candidates: some Sequence<ManagedObject> = [ManagedObject](),
-                  deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+                  candidatesAreRegistered: Bool = false, deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
         var found = (inserted: Set<ManagedObject>(minimumCapacity: inserted.count), updated: Set<ManagedObject>(minimumCapacity: updated.count),
                      deleted: deletedObjects.filter { deleted.contains($0.objectID) }, refreshed: Set<ManagedObject>(minimumCapacity: refreshed.count))
         let (anyInserted, anyUpdated, anyDeleted, anyRefreshed) = (!inserted.isEmpty, !updated.isEmpty, !deleted.isEmpty, !refreshed.isEmpty)
         if anyInserted || anyUpdated || anyRefreshed || (anyDeleted && found.deleted.count < deleted.count) {
-            for object in candidates where object.managedObjectContext === context {
+            for object in candidates where candidatesAreRegistered || object.managedObjectContext === context {
                 let id = object.objectID
                 if anyInserted && inserted.contains(id) { found.inserted.insert(object) }
                 if anyUpdated && updated.contains(id) { found.updated.insert(object) }
@@ -75,8 +77,15 @@ public struct ContextChanges: Sendable, Hashable {
         complete(&found.updated, updated)
         complete(&found.deleted, deleted)
         complete(&found.refreshed, refreshed)
-        return [Self.userInfoKey: self, Self.insertedObjectsKey: found.inserted, Self.updatedObjectsKey: found.updated,
-                Self.deletedObjectsKey: found.deleted, Self.refreshedObjectsKey: found.refreshed]
+        return userInfo(inserted: found.inserted, updated: found.updated, deleted: found.deleted, refreshed: found.refreshed)
+    }
+
+    /// A notification's `userInfo` for these changes with their objects already gathered (a save knows
+    /// which object went where).
+    func userInfo(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>,
+                  refreshed: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+        [Self.userInfoKey: self, Self.insertedObjectsKey: inserted, Self.updatedObjectsKey: updated,
+         Self.deletedObjectsKey: deleted, Self.refreshedObjectsKey: refreshed]
     }
 }
 

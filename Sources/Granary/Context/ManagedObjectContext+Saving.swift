@@ -80,7 +80,7 @@ extension ManagedObjectContext {
         }
         dropReferencesToDiscarded()
         // Deleted objects leave the context as the save ends; the did-save notification hands them out.
-        let deletedBeforeSave = deletedObjects
+        let deletedBeforeSave = changed.values.filter(\.deletedState)
         processPendingChanges()
         let saving = Array(changed.values)
         let saved: ContextChanges
@@ -94,7 +94,13 @@ extension ManagedObjectContext {
         }
         runDidSaveHooks(saving)
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        var userInfo = saved.userInfo(objectsIn: self, candidates: saving, deletedObjects: deletedBeforeSave)
+        var userInfo: [AnyHashable: Any]
+        if let objects = lifecycle.savedObjects {
+            lifecycle.savedObjects = nil
+            userInfo = saved.userInfo(inserted: Set(objects.inserted), updated: Set(objects.updated), deleted: Set(objects.deleted))
+        } else {
+            userInfo = saved.userInfo(objectsIn: self, candidates: saving, deletedObjects: Set(deletedBeforeSave))
+        }
         if let name { userInfo[ContextChanges.contextNameKey] = name }
         if let transactionAuthor { userInfo[ContextChanges.transactionAuthorKey] = transactionAuthor }
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: userInfo)
@@ -213,6 +219,8 @@ extension ManagedObjectContext {
         var saved = ContextChanges()
         saved.inserted.reserveCapacity(ids.count)
         saved.updated.reserveCapacity(max(0, changed.count - ids.count))
+        var objects: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) = ([], [], [])
+        objects.inserted.reserveCapacity(ids.count)
         if !ids.isEmpty {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.
@@ -221,6 +229,7 @@ extension ManagedObjectContext {
         for object in changed.values {
             if object.deletedState {
                 saved.deleted.insert(object.objectID)
+                objects.deleted.append(object)
                 detachSavedDeletion(object)
                 continue
             }
@@ -233,8 +242,10 @@ extension ManagedObjectContext {
                 object.objectID = permanent
                 object.insertedState = false
                 saved.inserted.insert(permanent)
+                objects.inserted.append(object)
             } else if written {
                 saved.updated.insert(object.objectID)
+                objects.updated.append(object)
             }
             object.committed = object.values
             object.changedIndexes = []
@@ -254,6 +265,9 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()
+        // Objects the store touched or deleted on its own are only known by ID: then the notification
+        // looks them all up.
+        lifecycle.savedObjects = outcome.touched.isEmpty && outcome.cascadedDeletes.isEmpty ? objects : nil
         return saved
     }
 

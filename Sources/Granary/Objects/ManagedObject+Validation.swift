@@ -43,8 +43,9 @@ extension ManagedObject {
     /// which spares looking its objects up again (a to-many's may be thousands).
     private func adoptCoerced(_ value: Any?, given: Any?, at i: Int) throws {
         switch layout.kinds[i] {
-        case .attribute(let a):
-            if !ManagedObjectContext.same(value, values[i], as: a.type) { try setPublicValue(value, at: i) }
+        case .attribute:
+            // The type alone, not the description: a switch binding it copies the whole description.
+            if !ManagedObjectContext.same(value, values[i], as: layout.attributeTypes[i]) { try setPublicValue(value, at: i) }
         case .toOne:
             if let object = value as? ManagedObject, object === given as? ManagedObject { return }
             if value == nil && given == nil { return }
