@@ -115,7 +115,8 @@ import Testing
         /// The objects those saves changed: the context's copies may be out of date.
         var stale: Set<String> = []
         /// Objects the unsaved batch changes through members this context has not seen (a stale delete):
-        /// the store will change them at the save; until then the context shows them as they were.
+        /// the store will change them at the save; until then the context shows them as its own rules
+        /// left them, which may be part of the change (an object both its rules and those members change).
         var unseen: Set<String> = []
         let lastSave = SaveSlot()
         private var token: NSObjectProtocol?
@@ -243,7 +244,10 @@ import Testing
                     note("\(editor.label) has not seen \(unseen.joined(separator: ", ")) in stale \(name)")
                     var full = view
                     full.delete(name)
-                    editor.unseen.formUnion(touched(from: view, to: full).subtracting(seenTouched))
+                    // Until the save the context shows its own delete (`after`), the view the store's
+                    // (`full`): every object the two leave different is unseen, including one both
+                    // change (a deny relationship losing a member the context sees and one it does not).
+                    editor.unseen.formUnion(touched(from: Self.asShown(after), to: Self.asShown(full)))
                 }
                 return true
             }
@@ -254,6 +258,19 @@ import Testing
                 involved.formUnion(edit.names)
             }
             return !involved.union(touched(from: view, to: after)).contains(where: editor.stale.contains)
+        }
+
+        /// A graph as a context's check compares it: unordered sets sorted, a deleted object by its
+        /// deny relationships only.
+        static func asShown(_ graph: RuleGraph) -> RuleGraph {
+            var shown = graph.normalized()
+            for (name, node) in shown.nodes where node.isDeleted {
+                for spec in RuleGraph.relationships(of: node.entity) where spec.rule != .deny {
+                    shown.nodes[name]!.toOne[spec.name] = nil
+                    shown.nodes[name]!.toMany[spec.name] = nil
+                }
+            }
+            return shown
         }
 
         /// A context's copy of an object's relationships, by name: the view's when it holds no loaded

@@ -213,6 +213,66 @@ import Testing
         }
     }
 
+    /// A context that has not merged deletes an owner whose tags another save added to. Its own rules
+    /// cascade the items it sees and nullify them in a third object's deny relationship; the item it never
+    /// saw stays there until the save, when the store cascades it too and the context learns of it. (The
+    /// delete-rule property test expected the context to show the third object without the unseen item
+    /// before the save: seed 777131623946843515 of the late-merging variant.)
+    // Apple: NSFetchRequest.shouldRefreshRefetchedObjects — "By default when you fetch objects, they
+    // maintain their current property values, even if the values in the persistent store have changed."
+    @Test func aStaleDeleteShowsOnlyTheCascadeItSeesUntilTheSave() throws {
+        let (coordinator, a) = try makeRuleStack()
+        let b = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        // "doomed" cascades to s; "keeper" denies the deletion of s and u (nullified from their end).
+        try a.performAndWait {
+            let doomed = RuleOwner(context: a)
+            doomed.name = "doomed"
+            let keeper = RuleOwner(context: a)
+            keeper.name = "keeper"
+            for name in ["s", "u"] {
+                let item = RuleItem(context: a)
+                item.name = name
+                item.denyOwner = keeper
+                if name == "s" { item.cascadeOwner = doomed }
+            }
+            try a.save()
+        }
+        func owner(_ name: String, in context: ManagedObjectContext) throws -> RuleOwner {
+            try #require(try context.fetch(FetchRequest<RuleOwner>(predicate: #Predicate { $0.name == name })).first)
+        }
+        func names(_ items: Set<RuleItem>) -> Set<String> { Set(items.map(\.name)) }
+        // B loads both owners, their items, and doomed's (empty) tags.
+        let (doomed, keeper) = try b.performAndWait { () throws -> (RuleOwner, RuleOwner) in
+            let doomed = try owner("doomed", in: b)
+            let keeper = try owner("keeper", in: b)
+            #expect(doomed.tags.isEmpty)
+            #expect(names(keeper.denyItems) == ["s", "u"])
+            return (doomed, keeper)
+        }
+        // A tags u with doomed and saves; B does not merge.
+        try a.performAndWait {
+            let u = try #require(try a.fetch(FetchRequest<RuleItem>(predicate: #Predicate { $0.name == "u" })).first)
+            try owner("doomed", in: a).tags.insert(u)
+            try a.save()
+        }
+        try b.performAndWait {
+            b.delete(doomed)
+            // B's rules ran on its copy: s is cascaded and leaves keeper; u, not among doomed's tags here, stays.
+            #expect(names(Set(b.deletedObjects.compactMap { $0 as? RuleItem })) == ["s"])
+            #expect(names(keeper.denyItems) == ["u"])
+            try b.save()
+            // The store cascaded u as well, and B shows it.
+            #expect(keeper.denyItems.isEmpty)
+        }
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try fresh.performAndWait { () throws in
+            #expect(try fresh.fetch(FetchRequest<RuleItem>()).map(\.name) == [])
+            #expect(try fresh.fetch(FetchRequest<RuleOwner>()).map(\.name) == ["keeper"])
+            #expect(try owner("keeper", in: fresh).denyItems.isEmpty)
+        }
+    }
+
     @Test func twoContextsAddingToOneToManyKeepBothAdditions() throws {
         let s = try setup()
         // Both contexts load e2's reports before either adds to them.
