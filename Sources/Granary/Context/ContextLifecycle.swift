@@ -13,6 +13,10 @@ struct ContextLifecycle {
     var appliesCoercions = false
     /// Deleted objects whose deletion a save wrote: they leave the context after their `didSave()`.
     var savedDeletions: [ManagedObject] = []
+    /// The objects a save to the stores inserted, updated and deleted, when they are exactly those its
+    /// changes name (the store touched and cascaded to nothing else): its did-save notification takes
+    /// them as they are instead of looking every ID up again.
+    var savedObjects: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject])?
     /// Objects a merge policy resolved during a save, told by `awake(fromSnapshotEvents: .mergePolicy)`.
     var resolvedConflicts: [ManagedObjectID] = []
 }

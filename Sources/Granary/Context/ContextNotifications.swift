@@ -48,12 +48,44 @@ public struct ContextChanges: Sendable, Hashable {
     /// A notification's `userInfo`: these changes under `userInfoKey`, and, under Core Data's keys,
     /// the objects of `context` they name (those it has registered; deleted ones are taken from
     /// `deletedObjects`, as they may have left the context by the time the notification is posted).
-    func userInfo(objectsIn context: ManagedObjectContext, deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
-        func objects(_ ids: Set<ManagedObjectID>) -> Set<ManagedObject> { Set(ids.compactMap { context.registeredObject(for: $0) }) }
-        var deletedSet = deletedObjects.filter { deleted.contains($0.objectID) }
-        deletedSet.formUnion(objects(deleted))
-        return [Self.userInfoKey: self, Self.insertedObjectsKey: objects(inserted), Self.updatedObjectsKey: objects(updated),
-                Self.deletedObjectsKey: deletedSet, Self.refreshedObjectsKey: objects(refreshed)]
+    ///
+    /// `candidates` are objects the caller has at hand that the changes probably name (a save's
+    /// objects, the context's changed objects): those of `context` whose IDs are listed are taken as
+    /// they are, and the registry is only searched for the IDs they leave uncovered. A save of 100,000
+    /// objects would otherwise look each one up again, for each of its two notifications.
+    /// `candidatesAreRegistered` skips asking each candidate for its context (a weak reference) when
+    /// the caller knows they are all registered in `context` (its changed objects always are).
+    func userInfo(objectsIn context: ManagedObjectContext, candidates: some Sequence<ManagedObject> = [ManagedObject](),
+                  candidatesAreRegistered: Bool = false, deletedObjects: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+        var found = (inserted: Set<ManagedObject>(minimumCapacity: inserted.count), updated: Set<ManagedObject>(minimumCapacity: updated.count),
+                     deleted: deletedObjects.filter { deleted.contains($0.objectID) }, refreshed: Set<ManagedObject>(minimumCapacity: refreshed.count))
+        let (anyInserted, anyUpdated, anyDeleted, anyRefreshed) = (!inserted.isEmpty, !updated.isEmpty, !deleted.isEmpty, !refreshed.isEmpty)
+        if anyInserted || anyUpdated || anyRefreshed || (anyDeleted && found.deleted.count < deleted.count) {
+            for object in candidates where candidatesAreRegistered || object.managedObjectContext === context {
+                let id = object.objectID
+                if anyInserted && inserted.contains(id) { found.inserted.insert(object) }
+                if anyUpdated && updated.contains(id) { found.updated.insert(object) }
+                if anyDeleted && deleted.contains(id) { found.deleted.insert(object) }
+                if anyRefreshed && refreshed.contains(id) { found.refreshed.insert(object) }
+            }
+        }
+        func complete(_ objects: inout Set<ManagedObject>, _ ids: Set<ManagedObjectID>) {
+            guard objects.count < ids.count else { return }
+            for id in ids { if let object = context.registeredObject(for: id) { objects.insert(object) } }
+        }
+        complete(&found.inserted, inserted)
+        complete(&found.updated, updated)
+        complete(&found.deleted, deleted)
+        complete(&found.refreshed, refreshed)
+        return userInfo(inserted: found.inserted, updated: found.updated, deleted: found.deleted, refreshed: found.refreshed)
+    }
+
+    /// A notification's `userInfo` for these changes with their objects already gathered (a save knows
+    /// which object went where).
+    func userInfo(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>,
+                  refreshed: Set<ManagedObject> = []) -> [AnyHashable: Any] {
+        [Self.userInfoKey: self, Self.insertedObjectsKey: inserted, Self.updatedObjectsKey: updated,
+         Self.deletedObjectsKey: deleted, Self.refreshedObjectsKey: refreshed]
     }
 }
 

@@ -80,7 +80,7 @@ extension ManagedObjectContext {
         }
         dropReferencesToDiscarded()
         // Deleted objects leave the context as the save ends; the did-save notification hands them out.
-        let deletedBeforeSave = deletedObjects
+        let deletedBeforeSave = changed.values.filter(\.deletedState)
         processPendingChanges()
         let saving = Array(changed.values)
         let saved: ContextChanges
@@ -94,7 +94,13 @@ extension ManagedObjectContext {
         }
         runDidSaveHooks(saving)
         childFeed.publish(saved, from: ObjectIdentifier(self))
-        var userInfo = saved.userInfo(objectsIn: self, deletedObjects: deletedBeforeSave)
+        var userInfo: [AnyHashable: Any]
+        if let objects = lifecycle.savedObjects {
+            lifecycle.savedObjects = nil
+            userInfo = saved.userInfo(inserted: Set(objects.inserted), updated: Set(objects.updated), deleted: Set(objects.deleted))
+        } else {
+            userInfo = saved.userInfo(objectsIn: self, candidates: saving, deletedObjects: Set(deletedBeforeSave))
+        }
         if let name { userInfo[ContextChanges.contextNameKey] = name }
         if let transactionAuthor { userInfo[ContextChanges.transactionAuthorKey] = transactionAuthor }
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: userInfo)
@@ -168,6 +174,37 @@ extension ManagedObjectContext {
         }
     }
 
+    /// `same(_:_:)` for two values of an attribute of `type`: values of the attribute's own Swift type
+    /// (what the setters store) compare with one cast each, instead of the boxing into `AnyHashable`
+    /// (a protocol lookup per value) that saves and validation would pay for every changed property.
+    static func same(_ a: Any?, _ b: Any?, as type: AttributeType?) -> Bool {
+        if let type, let a, let b {
+            let typed: Bool?
+            switch type {
+            case .string: typed = equal(a, b, as: String.self)
+            case .integer64: typed = equal(a, b, as: Int64.self)
+            case .integer32: typed = equal(a, b, as: Int32.self)
+            case .integer16: typed = equal(a, b, as: Int16.self)
+            case .double: typed = equal(a, b, as: Double.self)
+            case .float: typed = equal(a, b, as: Float.self)
+            case .boolean: typed = equal(a, b, as: Bool.self)
+            case .date: typed = equal(a, b, as: Date.self)
+            case .uuid: typed = equal(a, b, as: UUID.self)
+            default: typed = nil
+            }
+            if let typed { return typed }
+        }
+        return same(a, b)
+    }
+
+    /// `a == b` when both are exactly `T` (not an optional or a subclass holding one), else nil: for
+    /// such values `AnyHashable` compares with `T`'s own `==`.
+    @inline(__always)
+    private static func equal<T: Equatable>(_ a: Any, _ b: Any, as: T.Type) -> Bool? {
+        guard Swift.type(of: a) == T.self, Swift.type(of: b) == T.self else { return nil }
+        return (a as! T) == (b as! T)
+    }
+
     /// A deleted object whose deletion was saved leaves the context (Core Data's behaviour: it is no
     /// longer deleted, and has no context).
     /// It leaves after its `didSave()`, which still sees it deleted (`runDidSaveHooks`).
@@ -182,6 +219,8 @@ extension ManagedObjectContext {
         var saved = ContextChanges()
         saved.inserted.reserveCapacity(ids.count)
         saved.updated.reserveCapacity(max(0, changed.count - ids.count))
+        var objects: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) = ([], [], [])
+        objects.inserted.reserveCapacity(ids.count)
         if !ids.isEmpty {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.
@@ -190,6 +229,7 @@ extension ManagedObjectContext {
         for object in changed.values {
             if object.deletedState {
                 saved.deleted.insert(object.objectID)
+                objects.deleted.append(object)
                 detachSavedDeletion(object)
                 continue
             }
@@ -202,8 +242,10 @@ extension ManagedObjectContext {
                 object.objectID = permanent
                 object.insertedState = false
                 saved.inserted.insert(permanent)
+                objects.inserted.append(object)
             } else if written {
                 saved.updated.insert(object.objectID)
+                objects.updated.append(object)
             }
             object.committed = object.values
             object.changedIndexes = []
@@ -223,6 +265,9 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()
+        // Objects the store touched or deleted on its own are only known by ID: then the notification
+        // looks them all up.
+        lifecycle.savedObjects = outcome.touched.isEmpty && outcome.cascadedDeletes.isEmpty ? objects : nil
         return saved
     }
 

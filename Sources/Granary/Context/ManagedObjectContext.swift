@@ -479,7 +479,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let changes = pendingNotification
         pendingNotification = ContextChanges()
         NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
-                                        userInfo: changes.userInfo(objectsIn: self))
+                                        userInfo: changes.userInfo(objectsIn: self, candidates: changed.values, candidatesAreRegistered: true))
         objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))
         eventStreams.yield(.objectsDidChange(changes))
     }

@@ -18,6 +18,11 @@ final class EntityLayout: Sendable {
     /// Each attribute's type, nil for relationships: the setters' fast path reads it without copying a
     /// whole attribute description out of `kinds`.
     let attributeTypes: [AttributeType?]
+    /// Whether each property is a transient attribute (never stored, never validated at save).
+    let isTransient: [Bool]
+    /// Whether each property is an attribute without validation rules: a value of its type's own
+    /// Swift type meets its model rules, which validation checks without copying the description.
+    let hasNoRules: [Bool]
     let indexByName: [String: Int]
     /// The indexes of relationships, for passes that only care about references.
     let relationshipIndexes: [Int]
@@ -63,6 +68,8 @@ final class EntityLayout: Sendable {
         self.names = names
         self.kinds = kinds
         self.attributeTypes = kinds.map { if case .attribute(let a) = $0 { a.type } else { nil } }
+        self.isTransient = kinds.map { if case .attribute(let a) = $0 { a.isTransient } else { false } }
+        self.hasNoRules = kinds.map { if case .attribute(let a) = $0 { a.validationRules.isEmpty } else { false } }
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
         self.initialValues = kinds.map { kind in

@@ -18,10 +18,7 @@ extension ManagedObject {
         return changedIndexes.sorted().filter { !isTransient(at: $0) && !holdsCommittedValue(at: $0) }
     }
 
-    func isTransient(at i: Int) -> Bool {
-        if case .attribute(let a) = layout.kinds[i] { return a.isTransient }
-        return false
-    }
+    func isTransient(at i: Int) -> Bool { layout.isTransient[i] }
 
     /// Whether property `i` holds its saved value. An unordered to-many relationship compares as a set
     /// (members removed and added back in another order are no change); a value that is not `Hashable`
@@ -33,7 +30,7 @@ extension ManagedObject {
             let then = committed[i] as? [ManagedObjectID] ?? []
             return now.count == then.count && Set(now) == Set(then)
         }
-        return ManagedObjectContext.same(values[i], committed[i])
+        return ManagedObjectContext.same(values[i], committed[i], as: layout.attributeTypes[i])
     }
 
     /// Runs `awakeFromFetch()` for a fault just filled. Change processing is off around it, as Apple

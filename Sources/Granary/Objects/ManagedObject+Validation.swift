@@ -8,10 +8,15 @@ extension ManagedObject {
     ///   `validateValue(_:forKey:)` override threw.
     func validateProperties(_ indexes: [Int]) throws {
         var invalid: [ValidationError] = []
+        let appliesCoercions = managedObjectContext?.lifecycle.appliesCoercions == true
         for i in indexes {
             // Transient attributes are never stored, so never checked at save.
             if isTransient(at: i) { continue }
             var value: Any? = validationValue(at: i)
+            // Only a relationship's is compared with what comes back (an attribute's is compared with
+            // the stored value), so only a relationship's is kept.
+            let given: Any?
+            if case .attribute = layout.kinds[i] { given = nil } else { given = value }
             do {
                 try validateValue(&value, forKey: layout.names[i])
             } catch ContextError.validation(let list) {
@@ -21,7 +26,7 @@ extension ManagedObject {
                 invalid.append(error)
                 continue
             }
-            if managedObjectContext?.lifecycle.appliesCoercions == true { try adoptCoerced(value, at: i) }
+            if appliesCoercions { try adoptCoerced(value, given: given, at: i) }
         }
         if !invalid.isEmpty { throw ContextError.validation(invalid) }
     }
@@ -34,14 +39,22 @@ extension ManagedObject {
     }
 
     /// Stores a value `validateValue(_:forKey:)` replaced (coerced); an unchanged one is left alone.
-    private func adoptCoerced(_ value: Any?, at i: Int) throws {
+    /// `given` is what the hook was handed: a relationship value it gave back untouched is no coercion,
+    /// which spares looking its objects up again (a to-many's may be thousands).
+    private func adoptCoerced(_ value: Any?, given: Any?, at i: Int) throws {
         switch layout.kinds[i] {
         case .attribute:
-            if !ManagedObjectContext.same(value, values[i]) { try setPublicValue(value, at: i) }
+            // The type alone, not the description: a switch binding it copies the whole description.
+            if !ManagedObjectContext.same(value, values[i], as: layout.attributeTypes[i]) { try setPublicValue(value, at: i) }
         case .toOne:
+            if let object = value as? ManagedObject, object === given as? ManagedObject { return }
+            if value == nil && given == nil { return }
             let current = (values[i] as? ManagedObjectID).flatMap { managedObjectContext?.registeredOrFault($0) }
             if (value as? ManagedObject) !== current { try setPublicValue(value, at: i) }
         case .toMany:
+            // The very collection handed out compares equal at once (same storage).
+            if let now = value as? Set<ManagedObject>, let then = given as? Set<ManagedObject>, now == then { return }
+            if let now = value as? [ManagedObject], let then = given as? [ManagedObject], now == then { return }
             // A collection of the same members is no coercion, whatever its type or order.
             let now = Set((values[i] as? [ManagedObjectID]) ?? [])
             if Set(members(of: value).map(\.objectID)) != now { try setPublicValue(value, at: i) }
@@ -52,6 +65,13 @@ extension ManagedObject {
     /// `Int` for an `integer16` attribute becomes an `Int16`).
     func validateModelRules(_ value: inout Any?, forKey key: String) throws {
         guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        // What `validate` and `canonical` below come to for a value of the attribute's own type and no
+        // rules (the common case, met once per property of every saved object), without copying the
+        // attribute's description.
+        if layout.hasNoRules[i], let given = value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(given) {
+            value = fast
+            return
+        }
         let errors: [ValidationError]
         switch layout.kinds[i] {
         case .attribute(let a):
@@ -61,7 +81,7 @@ extension ManagedObject {
             let present = (value as? ManagedObject).map { !isDiscarded($0) } ?? false
             errors = r.isOptional || present ? [] : r.validate(count: 0)
         case .toMany(let r):
-            errors = r.validate(count: members(of: value).count { !isDiscarded($0) })
+            errors = r.validate(count: memberCount(of: value))
         }
         if !errors.isEmpty { throw ContextError.validation(errors) }
     }
@@ -88,6 +108,17 @@ extension ManagedObject {
         return context.discarded[object.objectID] === object
     }
 
+    /// How many objects of a to-many value count: all but discarded ones. The set a to-many is read as
+    /// is counted in place, without copying its members.
+    private func memberCount(of value: Any?) -> Int {
+        let hasDiscarded = managedObjectContext.map { !$0.discarded.isEmpty } ?? false
+        if let set = value as? Set<ManagedObject> {
+            return hasDiscarded ? set.count { !isDiscarded($0) } : set.count
+        }
+        let list = members(of: value)
+        return hasDiscarded ? list.count { !isDiscarded($0) } : list.count
+    }
+
     /// The objects of a to-many value in any of the forms a relationship is read or set as.
     private func members(of value: Any?) -> [ManagedObject] {
         let value = ManagedValueCoercion.unwrap(value)
@@ -99,6 +130,8 @@ extension ManagedObject {
 
     /// A valid value in the attribute's canonical Swift form, as the setters store it.
     private func canonical(_ value: Any?, of a: AttributeDescription) -> Any? {
+        // Before looking through optionals, which costs a protocol cast: a cast to the type already does.
+        if let value, let fast = a.type.canonicalFastPath(value) { return fast }
         guard let value = ManagedValueCoercion.unwrap(value), !(value is NSNull) else { return nil }
         if let fast = a.type.canonicalFastPath(value) { return fast }
         if case .transformable = a.type { return value }

@@ -248,6 +248,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private static func checkUniqueness(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
                                         updates: [(ref: RowReference, table: String, row: Row, before: Row)],
                                         store: PersistentStore, snapshot: Snapshot) throws {
+        // Most models have no uniqueness constraint: then nothing here may cost a pass over the rows.
+        guard store.mapping.tables.contains(where: { $0.schema.indexes.contains(where: \.isUnique) }) else { return }
         var constrained: [String: Bool] = [:]
         func isConstrained(_ table: String) -> Bool {
             if let known = constrained[table] { return known }
@@ -256,11 +258,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             return answer
         }
         var written: [UniquenessCheck.Written] = []
-        for (insert, p) in zip(changes.inserts, inserts) where isConstrained(p.table) {
-            written.append(.init(id: insert.id, table: p.table, key: p.ref.key, row: p.row, before: nil))
+        // By index: zipping would copy every row (and retain its values) before the table is checked.
+        for k in inserts.indices where isConstrained(inserts[k].table) {
+            let p = inserts[k]
+            written.append(.init(id: changes.inserts[k].id, table: p.table, key: p.ref.key, row: p.row, before: nil))
         }
-        for (update, p) in zip(changes.updates, updates) where isConstrained(p.table) {
-            written.append(.init(id: update.id, table: p.table, key: p.ref.key, row: p.row, before: p.before))
+        for k in updates.indices where isConstrained(updates[k].table) {
+            let p = updates[k]
+            written.append(.init(id: changes.updates[k].id, table: p.table, key: p.ref.key, row: p.row, before: p.before))
         }
         guard !written.isEmpty else { return }
         var removed: [String: Set<Int64>] = [:]
