@@ -14,6 +14,9 @@ import Testing
 /// `reports` is exactly the employees whose `manager` is that employee, a badge is in exactly its
 /// holder's `badges`, deleting an employee nullifies its reports and cascades to its badges (also the
 /// ones the deleting context never saw), and no row refers to a row that is gone.
+///
+/// `TWO_CONTEXT_SEED=n` replays one seed, `TWO_CONTEXT_SEEDS=n` runs n seeds per variant (40 by
+/// default), and `TWO_CONTEXT_STEPS=n` makes each run n steps long (200).
 @Suite struct TwoContextPropertyTests {
     typealias Random = FetchingPlannerPropertyTests.Random
 
@@ -363,21 +366,22 @@ import Testing
         try run.reopen()
     }
 
-    @Test func twoContextsMergingByHandMatchTheModel() async {
-        await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [false, false], steps: 200) } catch { Self.report(seed: seed, error) }
+    static func property(autoMerge: [Bool]) async {
+        let environment = ProcessInfo.processInfo.environment
+        let steps = Int(environment["TWO_CONTEXT_STEPS"] ?? "") ?? 200
+        let count = Int(environment["TWO_CONTEXT_SEEDS"] ?? "") ?? 40
+        if let seed = environment["TWO_CONTEXT_SEED"].flatMap(Int.init) {
+            do { try check(seed: seed, autoMerge: autoMerge, steps: steps) } catch { report(seed: seed, error) }
+            return
+        }
+        await propertyCheck(count: count, input: Gen.int(in: 0...Int.max)) { seed in
+            do { try check(seed: seed, autoMerge: autoMerge, steps: steps) } catch { report(seed: seed, error) }
         }
     }
 
-    @Test func twoContextsOneMergingAutomaticallyMatchTheModel() async {
-        await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [true, false], steps: 200) } catch { Self.report(seed: seed, error) }
-        }
-    }
+    @Test func twoContextsMergingByHandMatchTheModel() async { await Self.property(autoMerge: [false, false]) }
 
-    @Test func twoContextsBothMergingAutomaticallyMatchTheModel() async {
-        await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try Self.check(seed: seed, autoMerge: [true, true], steps: 200) } catch { Self.report(seed: seed, error) }
-        }
-    }
+    @Test func twoContextsOneMergingAutomaticallyMatchTheModel() async { await Self.property(autoMerge: [true, false]) }
+
+    @Test func twoContextsBothMergingAutomaticallyMatchTheModel() async { await Self.property(autoMerge: [true, true]) }
 }
