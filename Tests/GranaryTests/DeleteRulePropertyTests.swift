@@ -933,13 +933,6 @@ import Testing
         func danglingReferences() throws -> [String] { try TwoContextPropertyTests.danglingReferences(in: store) }
     }
 
-    /// Records a failing seed, and writes it to standard error too: the property runner reports the
-    /// failing input but not the recorded issue's text.
-    static func report(seed: Int, _ merging: Merging, _ error: Error) {
-        FileHandle.standardError.write(Data("DeleteRulePropertyTests \(merging) seed \(seed): \(error)\n".utf8))
-        Issue.record("seed \(seed): \(error)")
-    }
-
     static func check(seed: Int, merging: Merging, steps: Int) throws {
         var r = Random(state: UInt64(seed))
         let run = try Run(merging: merging)
@@ -950,14 +943,8 @@ import Testing
     }
 
     static func property(_ merging: Merging) async {
-        let steps = Int(ProcessInfo.processInfo.environment["DELETE_RULE_STEPS"] ?? "") ?? 200
-        let count = Int(ProcessInfo.processInfo.environment["DELETE_RULE_SEEDS"] ?? "") ?? 40
-        if let seed = ProcessInfo.processInfo.environment["DELETE_RULE_SEED"].flatMap(Int.init) {
-            do { try check(seed: seed, merging: merging, steps: steps) } catch { report(seed: seed, merging, error) }
-            return
-        }
-        await propertyCheck(count: count, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try check(seed: seed, merging: merging, steps: steps) } catch { report(seed: seed, merging, error) }
+        await SeededPropertyRuns.run(environmentPrefix: "DELETE_RULE", label: "DeleteRulePropertyTests \(merging)") { seed, steps in
+            try check(seed: seed, merging: merging, steps: steps)
         }
     }
 

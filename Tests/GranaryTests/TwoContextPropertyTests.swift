@@ -350,14 +350,6 @@ import Testing
         return problems
     }
 
-    /// Records a failing seed, and writes it to standard error too: the property runner reports the
-    /// failing input but not the recorded issue's text, and a failure that does not replay from its seed
-    /// (one that depends on timing) is otherwise lost.
-    static func report(seed: Int, _ error: Error) {
-        FileHandle.standardError.write(Data("TwoContextPropertyTests seed \(seed): \(error)\n".utf8))
-        Issue.record("seed \(seed): \(error)")
-    }
-
     static func check(seed: Int, autoMerge: [Bool], steps: Int) throws {
         var r = Random(state: UInt64(seed))
         let run = try Run(autoMerge: autoMerge)
@@ -367,15 +359,8 @@ import Testing
     }
 
     static func property(autoMerge: [Bool]) async {
-        let environment = ProcessInfo.processInfo.environment
-        let steps = Int(environment["TWO_CONTEXT_STEPS"] ?? "") ?? 200
-        let count = Int(environment["TWO_CONTEXT_SEEDS"] ?? "") ?? 40
-        if let seed = environment["TWO_CONTEXT_SEED"].flatMap(Int.init) {
-            do { try check(seed: seed, autoMerge: autoMerge, steps: steps) } catch { report(seed: seed, error) }
-            return
-        }
-        await propertyCheck(count: count, input: Gen.int(in: 0...Int.max)) { seed in
-            do { try check(seed: seed, autoMerge: autoMerge, steps: steps) } catch { report(seed: seed, error) }
+        await SeededPropertyRuns.run(environmentPrefix: "TWO_CONTEXT", label: "TwoContextPropertyTests") { seed, steps in
+            try check(seed: seed, autoMerge: autoMerge, steps: steps)
         }
     }
 
