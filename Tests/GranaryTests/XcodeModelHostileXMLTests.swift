@@ -150,7 +150,7 @@ import Testing
         func load(_ bytes: [UInt8]) -> String {
             do {
                 let root = try XMLReader.parse(bytes)
-                let decoded = try XcodeModelDecoder(path: "contents", classes: XcodeClassBinding([:])).decode(root)
+                let decoded = XcodeModelDecoder(path: "contents", classes: XcodeClassBinding([:])).decode(root)
                 _ = try ManagedObjectModel(decoded: decoded, versionIdentifier: "Library")
                 return "loaded"
             } catch let error as XMLReader.SyntaxError {

@@ -69,6 +69,22 @@ enum XcodeFixtures {
         return package
     }
 
+    /// Writes an `.xccurrentversion` naming `version` into a bundle directory, as Xcode does.
+    static func writeCurrentVersion(_ version: String, in bundle: URL) throws {
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>_XCCurrentVersionName</key>
+            \t<string>\(version).xcdatamodel</string>
+            </dict>
+            </plist>
+
+            """
+        try Data(plist.utf8).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+    }
+
     /// The file header and one entity "Thing" around `body`: the first line of `body` is line 4.
     static func model(entity body: String, after more: String = "") -> String {
         """

@@ -31,7 +31,7 @@ import Foundation
 
     /// Loads a model from the bytes of an `.xcdatamodel` package's `contents` file: reads the XML, decodes
     /// the declarations and builds the model, as `ManagedObjectModel(contentsOf:)` does after reading the file.
-    /// - Throws: `XcodeModelError` for the first problem, as the loader would.
+    /// - Throws: `XcodeModelError` for every problem, as the loader would.
     public static func loadModel(contents bytes: [UInt8]) throws(XcodeModelError) -> ManagedObjectModel {
         let path = "Fuzz.xcdatamodel/contents"
         let root: XMLReader.Element
@@ -40,7 +40,7 @@ import Foundation
         } catch {
             throw .malformedXML(XcodeModelError.Location(path: path, line: error.line), reason: "column \(error.column): \(error.reason)")
         }
-        let decoded = try XcodeModelDecoder(path: path, classes: XcodeClassBinding([:])).decode(root)
+        let decoded = XcodeModelDecoder(path: path, classes: XcodeClassBinding([:])).decode(root)
         return try ManagedObjectModel(decoded: decoded, versionIdentifier: "Fuzz")
     }
 

@@ -27,25 +27,24 @@ extension ManagedObjectModel {
     ///     `representedClassName`, with or without the module prefix Xcode may write (`.Author`,
     ///     `MyApp.Author`). Entities whose class is not given use `ManagedObject` itself.
     /// - Throws: `XcodeModelError`: `.unreadable` or `.notAModel` for the URL; `.noCurrentVersion` for a
-    ///   bundle whose current version cannot be told; `.malformedXML`; `.unknownElement`,
-    ///   `.unknownAttribute`, `.missingAttribute`, `.invalidValue`, `.unsupported` or `.missingInverse`
-    ///   for the first element that cannot be mapped; `.unknownClass` for a key of `classes` that binds no
-    ///   entity; `.invalidModel` wrapping the `ModelError` that `init(entities:configurations:versionIdentifier:)`
-    ///   throws, located at the element it is about.
+    ///   bundle whose current version cannot be told; `.malformedXML`; otherwise every problem of the file
+    ///   at once — `.unknownElement`, `.unknownAttribute`, `.missingAttribute`, `.invalidValue`,
+    ///   `.unsupported` or `.missingInverse` for each element that cannot be mapped, `.unknownClass` for
+    ///   each key of `classes` that binds no entity — as `.problems` when there are several (read
+    ///   `XcodeModelError.problems` for the list); when the file itself has none, `.invalidModel` wrapping
+    ///   the `ModelError` that `init(entities:configurations:versionIdentifier:)` throws, located at the
+    ///   element it is about. Warnings are not reported here: load the file with `XcodeModelBundle` to
+    ///   read them.
     public convenience init(contentsOf url: URL, classes: [String: ManagedObject.Type] = [:]) throws(XcodeModelError) {
-        let package: XcodeModelPackage
-        switch try XcodeModelPackage.source(of: url) {
-        case .package(let single):
-            package = single
-        case .bundle(let bundle):
-            let (packages, current) = try XcodeModelBundle.versions(of: bundle)
-            package = packages[current]
-        }
+        let listing = try XcodeModelBundle.listing(of: url)
+        let package = listing.packages[listing.current]
         let binding = XcodeClassBinding(classes)
-        let decoded = try package.decode(classes: binding)
-        if let unbound = binding.keys.subtracting(decoded.boundClassKeys).sorted().first {
-            throw .unknownClass(XcodeModelError.Location(path: package.contentsURL.path), className: unbound)
+        let decoded = package.decode(classes: binding)
+        var problems = decoded.problems
+        for unbound in binding.keys.subtracting(decoded.boundClassKeys).sorted() {
+            problems.append(.unknownClass(XcodeModelError.Location(path: package.contentsURL.path), className: unbound))
         }
+        if !problems.isEmpty { throw .combining(problems) }
         try self.init(decoded: decoded, versionIdentifier: package.name)
     }
 }

@@ -37,28 +37,38 @@ struct XcodeAttributeDecoder {
 
     let element: XcodeModelElement
 
-    /// The attribute the element declares.
-    /// - Throws: `XcodeModelError.unknownAttribute`, `.missingAttribute` (`name`, `attributeType`, the
-    ///   type name of a transformable), `.invalidValue` (an unknown type, a flag that is not YES/NO, a
-    ///   default or bound that does not parse as the attribute's type, bounds on a type that has none),
-    ///   `.unsupported` (derived attributes and types Granary lacks).
+    /// The attribute the element declares. Problems with its default value, bounds or flags are reported
+    /// to the element's diagnostics and the attribute is still returned, so that each is found; a problem
+    /// that leaves no attribute to return is thrown.
+    /// - Throws: `XcodeModelError.missingAttribute` (`name`, `attributeType`, the type name of a
+    ///   transformable), `.invalidValue` (an unknown type), `.unsupported` (derived attributes and types
+    ///   Granary lacks). Reported: `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
+    ///   default or bound that does not parse as the attribute's type or that the type does not take.
     func decode() throws(XcodeModelError) -> AttributeDescription {
         try element.checkAttributes(Self.knownAttributes)
         let name = try element.required("name")
-        if try element.flag("derived") || element.string("derivationExpression") != nil {
+        if flag("derived") || element.string("derivationExpression") != nil {
             throw .unsupported(
                 element.location, feature: "derived attribute",
                 reason: "Granary computes no attribute values; declare it as a stored attribute and set it in code")
         }
         let type = try attributeType()
-        var rules = try bounds(for: type)
+        var rules = element.diagnostics.attempt { () throws(XcodeModelError) in try bounds(for: type) } ?? []
         if let pattern = element.string("regularExpressionString"), !pattern.isEmpty {
             rules.append(.regex(pattern))
         }
+        let initial: (any Sendable)? = element.diagnostics.attempt { () throws(XcodeModelError) -> (any Sendable)? in
+            try defaultValue(for: type)
+        } ?? nil
         return AttributeDescription(
-            name: name, type: type, isOptional: try element.flag("optional"), defaultValue: try defaultValue(for: type),
-            isTransient: try element.flag("transient"), isIndexed: try element.flag("indexed"), validationRules: rules,
+            name: name, type: type, isOptional: flag("optional"), defaultValue: initial,
+            isTransient: flag("transient"), isIndexed: flag("indexed"), validationRules: rules,
             renamingIdentifier: element.nonEmpty("renamingIdentifier"))
+    }
+
+    /// A YES/NO flag; one that is neither is reported and read as NO.
+    private func flag(_ name: String) -> Bool {
+        element.diagnostics.attempt { () throws(XcodeModelError) in try element.flag(name) } ?? false
     }
 
     // MARK: Type

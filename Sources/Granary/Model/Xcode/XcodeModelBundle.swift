@@ -28,47 +28,63 @@ public struct XcodeModelBundle: Sendable {
     /// to the current version.
     public var versionsThroughCurrent: [ManagedObjectModel] { Array(versions[...currentVersionIndex]) }
 
+    /// What Core Data would load with a warning, in every version (oldest first) and in the bundle itself
+    /// (such as a current version chosen by name); each says where.
+    ///
+    /// Loading never fails for a warning; read them to tell a model's author what was ignored.
+    public var warnings: [XcodeModelWarning] { bundleWarnings + versionWarnings.flatMap { $0 } }
+
+    private let bundleWarnings: [XcodeModelWarning]
+    private let versionWarnings: [[XcodeModelWarning]]
+
+    /// The warnings of one version ("Model 2"); empty for a version the bundle does not hold.
+    public func warnings(forVersion name: String) -> [XcodeModelWarning] {
+        versionNames.firstIndex(of: name).map { versionWarnings[$0] } ?? []
+    }
+
     /// Loads every version of an `.xcdatamodeld` bundle (or the single version of an `.xcdatamodel`
     /// package).
     ///
-    /// Use it to get the ordered list of model versions a migration walks through.
+    /// Use it to get the ordered list of model versions a migration walks through, or the warnings of a
+    /// model file (a single package loads as a bundle of one version). Every version is read even after
+    /// one fails, and every problem of every version is thrown at once.
     /// - Parameters:
     ///   - url: The `.xcdatamodeld` directory, or an `.xcdatamodel` package.
     ///   - classes: Managed object classes by the class name the file's entities give in
     ///     `representedClassName`; see `ManagedObjectModel(contentsOf:classes:)`. A key must bind an
     ///     entity in at least one version.
     /// - Throws: `XcodeModelError.noCurrentVersion` when the bundle holds no versions, holds several and no
-    ///   `.xccurrentversion`, or names a current version it does not hold; `.unknownClass` for a key of
-    ///   `classes` no entity of any version represents; and every error of
-    ///   `ManagedObjectModel(contentsOf:classes:)` for each version, in order.
+    ///   `.xccurrentversion`, or names a current version it does not hold; otherwise every problem of every
+    ///   version (each error `ManagedObjectModel(contentsOf:classes:)` can throw) and `.unknownClass` for a
+    ///   key of `classes` no entity of any version represents, as one error when there is one and as
+    ///   `.problems` when there are several.
     public init(contentsOf url: URL, classes: [String: ManagedObject.Type] = [:]) throws(XcodeModelError) {
         let binding = XcodeClassBinding(classes)
-        let packages: [XcodeModelPackage]
-        let current: Int
-        switch try XcodeModelPackage.source(of: url) {
-        case .package(let package):
-            (packages, current) = ([package], 0)
-        case .bundle(let bundle):
-            (packages, current) = try Self.versions(of: bundle)
-        }
-        var decoded: [XcodeModelDecoder.Result] = []
-        var bound: Set<String> = []
-        for package in packages {
-            let result = try package.decode(classes: binding)
-            bound.formUnion(result.boundClassKeys)
-            decoded.append(result)
-        }
-        if let unbound = binding.keys.subtracting(bound).sorted().first {
-            throw .unknownClass(XcodeModelError.Location(path: url.path), className: unbound)
-        }
+        let listing = try Self.listing(of: url)
+        var problems: [XcodeModelError] = []
         var models: [ManagedObjectModel] = []
-        for (package, result) in zip(packages, decoded) {
-            models.append(try ManagedObjectModel(decoded: result, versionIdentifier: package.name))
+        var bound: Set<String> = []
+        var warnings: [[XcodeModelWarning]] = []
+        for package in listing.packages {
+            let decoded = package.decode(classes: binding)
+            bound.formUnion(decoded.boundClassKeys)
+            do {
+                models.append(try ManagedObjectModel(decoded: decoded, versionIdentifier: package.name))
+            } catch {
+                problems.append(contentsOf: error.problems)
+            }
+            warnings.append(decoded.warnings)
         }
+        for unbound in binding.keys.subtracting(bound).sorted() {
+            problems.append(.unknownClass(XcodeModelError.Location(path: url.path), className: unbound))
+        }
+        if !problems.isEmpty { throw .combining(problems) }
         self.url = url
-        self.versionNames = packages.map(\.name)
+        self.versionNames = listing.packages.map(\.name)
         self.versions = models
-        self.currentVersionIndex = current
+        self.currentVersionIndex = listing.current
+        self.bundleWarnings = listing.warnings
+        self.versionWarnings = warnings
     }
 
     /// The version with this name ("Model 2"), if the bundle holds one.
@@ -81,10 +97,29 @@ public struct XcodeModelBundle: Sendable {
     private static let currentVersionFile = ".xccurrentversion"
     private static let currentVersionKey = "_XCCurrentVersionName"
 
+    /// The version packages a URL holds, oldest first, the position of the current one, and warnings
+    /// about how it was chosen.
+    struct Listing {
+        var packages: [XcodeModelPackage]
+        var current: Int
+        var warnings: [XcodeModelWarning] = []
+    }
+
+    /// The versions of a bundle, or the one version of a package.
+    /// - Throws: the errors of `XcodeModelPackage.source(of:)` and `versions(of:)`.
+    static func listing(of url: URL) throws(XcodeModelError) -> Listing {
+        switch try XcodeModelPackage.source(of: url) {
+        case .package(let package):
+            return Listing(packages: [package], current: 0)
+        case .bundle(let bundle):
+            return try versions(of: bundle)
+        }
+    }
+
     /// The version packages of a bundle, oldest first, and the position of the current one.
     /// - Throws: `XcodeModelError.unreadable` when the directory cannot be listed, `.noCurrentVersion`
     ///   when it has no versions or the current one cannot be told.
-    static func versions(of bundle: URL) throws(XcodeModelError) -> (packages: [XcodeModelPackage], current: Int) {
+    static func versions(of bundle: URL) throws(XcodeModelError) -> Listing {
         let location = XcodeModelError.Location(path: bundle.path)
         let entries: [String]
         do {
@@ -100,7 +135,7 @@ public struct XcodeModelBundle: Sendable {
 
         let marker = bundle.appendingPathComponent(currentVersionFile)
         guard FileManager.default.fileExists(atPath: marker.path) else {
-            if packages.count == 1 { return (packages, 0) }
+            if packages.count == 1 { return Listing(packages: packages, current: 0) }
             throw .noCurrentVersion(
                 location,
                 reason: "it holds \(packages.count) versions (\(names.joined(separator: ", "))) and no "
@@ -120,7 +155,7 @@ public struct XcodeModelBundle: Sendable {
                 XcodeModelError.Location(path: marker.path),
                 reason: "it names \(currentName), which the bundle does not hold; it holds \(names.joined(separator: ", "))")
         }
-        return (packages, current)
+        return Listing(packages: packages, current: current)
     }
 
     /// Whether `a` comes before `b` when runs of digits compare as numbers, so that "Model 2" comes before

@@ -7,14 +7,22 @@
 /// dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's `FetchRequest` is
 /// built in code), and attributes that only concern code generation, Spotlight, CloudKit or Core Data's
 /// SQLite layout. Everything else, known or not, is an error, so nothing in the file is lost silently.
+///
+/// A problem skips the element it is about (an attribute, a relationship, an index…) and is reported to
+/// `diagnostics`; reading goes on, so that one pass finds every problem of the file.
 struct XcodeModelDecoder {
-    /// What a file declares, ready for `ManagedObjectModel(entities:configurations:versionIdentifier:)`.
+    /// What a file declares, ready for `ManagedObjectModel(entities:configurations:versionIdentifier:)`
+    /// when `problems` is empty.
     struct Result {
         var entities: [EntityDescription] = []
         var configurations: [String: Set<String>] = [:]
         /// The keys of `classes` that bound an entity.
         var boundClassKeys: Set<String> = []
         var sourceMap: XcodeSourceMap
+        /// Every problem found, in document order; the declarations above lack the elements they are about.
+        var problems: [XcodeModelError] = []
+        /// What Core Data would load with a warning.
+        var warnings: [XcodeModelWarning] = []
     }
 
     private static let modelType = "com.apple.IDECoreDataModeler.DataModel"
@@ -40,37 +48,51 @@ struct XcodeModelDecoder {
     /// The file the tree was read from, for error locations.
     let path: String
     let classes: XcodeClassBinding
+    private let diagnostics = XcodeDiagnostics()
 
-    /// Everything the file declares.
-    /// - Throws: `XcodeModelError` for the first element or attribute that is unknown, unsupported, missing
-    ///   or invalid, in document order.
-    func decode(_ root: XMLReader.Element) throws(XcodeModelError) -> Result {
-        let model = XcodeModelElement(element: root, path: path)
-        guard model.tag == "model" else {
-            throw .notAModel(model.location, reason: "the root element is <\(model.tag)>, where Xcode writes <model>")
+    init(path: String, classes: XcodeClassBinding) {
+        self.path = path
+        self.classes = classes
+    }
+
+    /// Everything the file declares, with every problem found in it (each element or attribute that is
+    /// unknown, unsupported, missing or invalid, in document order) in `Result.problems`.
+    func decode(_ root: XMLReader.Element) -> Result {
+        var result = Result(sourceMap: XcodeSourceMap(path: path))
+        let model = XcodeModelElement(element: root, path: path, diagnostics: diagnostics)
+        if model.tag == "model" {
+            diagnostics.attempt { () throws(XcodeModelError) in try modelContents(model, into: &result) }
+        } else {
+            diagnostics.report(.notAModel(model.location, reason: "the root element is <\(model.tag)>, where Xcode writes <model>"))
         }
+        result.problems = diagnostics.problems
+        result.warnings = diagnostics.warnings
+        return result
+    }
+
+    private func modelContents(_ model: XcodeModelElement, into result: inout Result) throws(XcodeModelError) {
         try model.checkAttributes(Self.modelAttributes)
         if let type = model.string("type"), type != Self.modelType {
             throw model.invalid("type", "expected \(Self.modelType)")
         }
-        var result = Result(sourceMap: XcodeSourceMap(path: path))
         for child in model.children {
-            switch child.tag {
-            case "entity":
-                result.entities.append(try entity(child, into: &result))
-            case "configuration":
-                try configuration(child, into: &result)
-            case "fetchRequest", "elements":
-                continue
-            case "composite":
-                throw .unsupported(
-                    child.location, feature: "composite attribute",
-                    reason: "declare its fields as attributes of the entities that use it")
-            default:
-                throw .unknownElement(child.location, parent: model.tag)
+            diagnostics.attempt { () throws(XcodeModelError) in
+                switch child.tag {
+                case "entity":
+                    result.entities.append(try entity(child, into: &result))
+                case "configuration":
+                    try configuration(child, into: &result)
+                case "fetchRequest", "elements":
+                    break
+                case "composite":
+                    throw .unsupported(
+                        child.location, feature: "composite attribute",
+                        reason: "declare its fields as attributes of the entities that use it")
+                default:
+                    throw .unknownElement(child.location, parent: model.tag)
+                }
             }
         }
-        return result
     }
 
     // MARK: Entities
@@ -88,47 +110,53 @@ struct XcodeModelDecoder {
         var constraints: [[String]] = []
         var indexes: [FetchIndexDescription] = []
         for child in element.children {
-            switch child.tag {
-            case "attribute":
-                try checkPropertyChildren(child)
-                let attribute = try XcodeAttributeDecoder(element: child).decode()
-                result.sourceMap.recordProperty(attribute.name, of: name, at: child.location)
-                properties.append(.attribute(attribute))
-            case "relationship":
-                let relationship = try relationship(child, entity: name)
-                result.sourceMap.recordProperty(relationship.name, of: name, at: child.location)
-                properties.append(.relationship(relationship))
-            case "fetchedProperty":
-                throw .unsupported(
-                    child.location, feature: "fetched property",
-                    reason: "Granary has no fetched properties; run a FetchRequest instead")
-            case "uniquenessConstraints":
-                try child.checkAttributes([])
-                for constraint in child.children {
-                    let properties = try valueList(constraint, tag: "uniquenessConstraint", item: "constraint", parent: child.tag)
-                    result.sourceMap.recordConstraint(properties, of: name, at: constraint.location)
-                    constraints.append(properties)
-                }
-            case "fetchIndex":
-                let index = try fetchIndex(child)
-                result.sourceMap.recordIndex(index.name, of: name, at: child.location)
-                indexes.append(index)
-            case "compoundIndexes":
-                try child.checkAttributes([])
-                for compound in child.children {
-                    let properties = try valueList(compound, tag: "compoundIndex", item: "index", parent: child.tag)
-                    // Compound indexes have no names; this one is stable and cannot clash with a fetch
-                    // index Xcode would name ("by…Index").
-                    let index = FetchIndexDescription(
-                        name: (["compoundIndex"] + properties).joined(separator: "_"),
-                        elements: properties.map { FetchIndexElement(propertyName: $0) })
-                    result.sourceMap.recordIndex(index.name, of: name, at: compound.location)
+            diagnostics.attempt { () throws(XcodeModelError) in
+                switch child.tag {
+                case "attribute":
+                    try checkPropertyChildren(child)
+                    let attribute = try XcodeAttributeDecoder(element: child).decode()
+                    result.sourceMap.recordProperty(attribute.name, of: name, at: child.location)
+                    properties.append(.attribute(attribute))
+                case "relationship":
+                    let relationship = try relationship(child, entity: name)
+                    result.sourceMap.recordProperty(relationship.name, of: name, at: child.location)
+                    properties.append(.relationship(relationship))
+                case "fetchedProperty":
+                    throw .unsupported(
+                        child.location, feature: "fetched property",
+                        reason: "Granary has no fetched properties; run a FetchRequest instead")
+                case "uniquenessConstraints":
+                    try child.checkAttributes([])
+                    for constraint in child.children {
+                        diagnostics.attempt { () throws(XcodeModelError) in
+                            let properties = try valueList(constraint, tag: "uniquenessConstraint", item: "constraint", parent: child.tag)
+                            result.sourceMap.recordConstraint(properties, of: name, at: constraint.location)
+                            constraints.append(properties)
+                        }
+                    }
+                case "fetchIndex":
+                    let index = try fetchIndex(child)
+                    result.sourceMap.recordIndex(index.name, of: name, at: child.location)
                     indexes.append(index)
+                case "compoundIndexes":
+                    try child.checkAttributes([])
+                    for compound in child.children {
+                        diagnostics.attempt { () throws(XcodeModelError) in
+                            let properties = try valueList(compound, tag: "compoundIndex", item: "index", parent: child.tag)
+                            // Compound indexes have no names; this one is stable and cannot clash with a fetch
+                            // index Xcode would name ("by…Index").
+                            let index = FetchIndexDescription(
+                                name: (["compoundIndex"] + properties).joined(separator: "_"),
+                                elements: properties.map { FetchIndexElement(propertyName: $0) })
+                            result.sourceMap.recordIndex(index.name, of: name, at: compound.location)
+                            indexes.append(index)
+                        }
+                    }
+                case "userInfo":
+                    try userInfo(child)
+                default:
+                    throw .unknownElement(child.location, parent: element.tag)
                 }
-            case "userInfo":
-                try userInfo(child)
-            default:
-                throw .unknownElement(child.location, parent: element.tag)
             }
         }
         return EntityDescription(
@@ -137,11 +165,13 @@ struct XcodeModelDecoder {
             indexes: indexes, renamingIdentifier: element.nonEmpty("renamingIdentifier"))
     }
 
-    /// Attributes and relationships may carry a `<userInfo>`, and nothing else.
+    /// Attributes and relationships may carry a `<userInfo>`, and nothing else; anything else is reported.
     private func checkPropertyChildren(_ element: XcodeModelElement) throws(XcodeModelError) {
         for child in element.children {
-            guard child.tag == "userInfo" else { throw .unknownElement(child.location, parent: element.tag) }
-            try userInfo(child)
+            diagnostics.attempt { () throws(XcodeModelError) in
+                guard child.tag == "userInfo" else { throw .unknownElement(child.location, parent: element.tag) }
+                try userInfo(child)
+            }
         }
     }
 
@@ -150,9 +180,11 @@ struct XcodeModelDecoder {
     private func userInfo(_ element: XcodeModelElement) throws(XcodeModelError) {
         try element.checkAttributes([])
         for entry in element.children {
-            guard entry.tag == "entry" else { throw .unknownElement(entry.location, parent: element.tag) }
-            try entry.checkAttributes(["key", "value"])
-            try entry.checkNoChildren()
+            diagnostics.attempt { () throws(XcodeModelError) in
+                guard entry.tag == "entry" else { throw .unknownElement(entry.location, parent: element.tag) }
+                try entry.checkAttributes(["key", "value"])
+                try entry.checkNoChildren()
+            }
         }
     }
 
@@ -253,12 +285,14 @@ struct XcodeModelDecoder {
         }
         var members: Set<String> = []
         for member in element.children {
-            guard member.tag == "memberEntity" else { throw .unknownElement(member.location, parent: element.tag) }
-            try member.checkAttributes(["name"])
-            try member.checkNoChildren()
-            let entity = try member.required("name")
-            result.sourceMap.recordMember(entity, of: name, at: member.location)
-            members.insert(entity)
+            diagnostics.attempt { () throws(XcodeModelError) in
+                guard member.tag == "memberEntity" else { throw .unknownElement(member.location, parent: element.tag) }
+                try member.checkAttributes(["name"])
+                try member.checkNoChildren()
+                let entity = try member.required("name")
+                result.sourceMap.recordMember(entity, of: name, at: member.location)
+                members.insert(entity)
+            }
         }
         result.configurations[name] = members
     }

@@ -4,6 +4,8 @@ struct XcodeModelElement {
     let element: XMLReader.Element
     /// The file the element came from, for error locations.
     let path: String
+    /// Where problems that do not stop this element from being read, and warnings, go.
+    let diagnostics: XcodeDiagnostics
 
     /// The element's tag.
     var tag: String { element.name }
@@ -15,7 +17,7 @@ struct XcodeModelElement {
 
     /// The child elements in document order.
     var children: [XcodeModelElement] {
-        element.children.map { XcodeModelElement(element: $0, path: path) }
+        element.children.map { XcodeModelElement(element: $0, path: path, diagnostics: diagnostics) }
     }
 
     /// The attribute's value as written, or nil when absent.
@@ -64,21 +66,26 @@ struct XcodeModelElement {
     }
 
     /// Checks that every attribute is one the decoder knows (reads or deliberately ignores) and that the
-    /// element holds no text, so nothing in the file is silently dropped.
-    /// - Throws: `XcodeModelError.unknownAttribute` for the first attribute not in `known`,
-    ///   `.unsupported` for text inside the element.
+    /// element holds no text, so nothing in the file is silently dropped. Each unknown attribute is reported
+    /// and the element is still read, so that its other problems are found too.
+    /// - Throws: `XcodeModelError.unsupported` for text inside the element.
     func checkAttributes(_ known: Set<String>) throws(XcodeModelError) {
         for attribute in element.attributes where !known.contains(attribute.name) {
-            throw .unknownAttribute(location, attribute: attribute.name)
+            diagnostics.report(.unknownAttribute(location, attribute: attribute.name))
         }
         if element.text.contains(where: { !$0.isWhitespace }) {
             throw .unsupported(location, feature: "text inside <\(tag)>", reason: "Xcode writes none there")
         }
     }
 
-    /// Checks that the element has no child elements.
-    /// - Throws: `XcodeModelError.unknownElement` for the first child.
+    /// Checks that the element has no child elements, reporting each one. (Declared throwing so that
+    /// callers read alike; it reports rather than throws.)
     func checkNoChildren() throws(XcodeModelError) {
-        if let child = children.first { throw .unknownElement(child.location, parent: tag) }
+        for child in children { diagnostics.report(.unknownElement(child.location, parent: tag)) }
+    }
+
+    /// Records that Core Data ignores `name` on this element, and so does Granary.
+    func ignore(_ name: String, _ reason: String) {
+        diagnostics.warn(.ignoredAttribute(location, attribute: name, reason: reason))
     }
 }

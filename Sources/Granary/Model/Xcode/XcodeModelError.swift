@@ -3,7 +3,9 @@
 ///
 /// Thrown by `ManagedObjectModel(contentsOf:classes:)` and `XcodeModelBundle(contentsOf:classes:)`.
 /// Anything the loader does not understand is an error rather than something skipped, so a model never
-/// loads with less in it than the file says.
+/// loads with less in it than the file says. The loader reads on past a problem (skipping the element it
+/// is about) to find every other one, so that one run lists everything to fix: a single problem is thrown
+/// as itself, several as `.problems`, and `problems` gives the list either way.
 public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where in a model file a problem was found.
     public struct Location: Sendable, Hashable, CustomStringConvertible {
@@ -66,10 +68,32 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     /// A versioned bundle whose current version cannot be told: no versions, several versions and no
     /// `.xccurrentversion`, or a current version name with no such version.
     case noCurrentVersion(Location, reason: String)
+    /// Several problems, in the order found: file by file (a bundle's versions oldest first), each in
+    /// document order. Never nested and never fewer than two; read them through `problems`.
+    case problems([XcodeModelError])
 
-    /// Where the problem was found.
+    /// The problems this error stands for: its list for `.problems`, otherwise the error itself.
+    ///
+    /// Use it to handle each problem of a file on its own (to show them in an editor, or to look for one
+    /// case) without caring whether one or several were found.
+    public var problems: [XcodeModelError] {
+        if case .problems(let list) = self { return list.flatMap(\.problems) }
+        return [self]
+    }
+
+    /// The error to throw for `problems`: the problem itself when there is one, `.problems` for several.
+    /// `problems` must not be empty.
+    static func combining(_ problems: [XcodeModelError]) -> XcodeModelError {
+        let flat = problems.flatMap(\.problems)
+        precondition(!flat.isEmpty, "combining no problems")
+        return flat.count == 1 ? flat[0] : .problems(flat)
+    }
+
+    /// Where the problem was found; for `.problems`, where the first one was.
     public var location: Location {
         switch self {
+        case .problems(let list):
+            return list.first?.location ?? Location(path: "")
         case .unreadable(let location, _), .notAModel(let location, _), .malformedXML(let location, _),
             .unknownElement(let location, _), .unknownAttribute(let location, _), .missingAttribute(let location, _),
             .invalidValue(let location, _, _, _), .unsupported(let location, _, _), .missingInverse(let location, _, _),
@@ -82,6 +106,9 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     public var line: Int? { location.line }
 
     public var description: String {
+        if case .problems(let list) = self {
+            return "\(list.count) problems:\n" + list.map(\.description).joined(separator: "\n")
+        }
         let prefix = location.description + ": "
         switch self {
         case .unreadable(_, let reason):
@@ -110,6 +137,8 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
             return prefix + "invalid model: \(error)"
         case .noCurrentVersion(_, let reason):
             return prefix + "no current version: \(reason)"
+        case .problems:
+            return ""  // Handled above.
         }
     }
 }

@@ -46,33 +46,44 @@ struct XcodeModelPackage {
         throw .notAModel(location, reason: "the directory holds neither a contents file nor .xcdatamodel versions")
     }
 
-    /// The declarations of the package's `contents` file.
-    /// - Throws: `XcodeModelError.unreadable` when the file cannot be read, `.malformedXML` when it is not
-    ///   well-formed, and every error of `XcodeModelDecoder.decode(_:)`.
-    func decode(classes: XcodeClassBinding) throws(XcodeModelError) -> XcodeModelDecoder.Result {
+    /// The declarations of the package's `contents` file, with every problem found in it.
+    ///
+    /// Problems reading the file (`XcodeModelError.unreadable` when it cannot be read, `.malformedXML`
+    /// when it is not well-formed) are the only problem in the result; otherwise it holds every problem
+    /// `XcodeModelDecoder.decode(_:)` finds.
+    func decode(classes: XcodeClassBinding) -> XcodeModelDecoder.Result {
         let path = contentsURL.path
+        func failure(_ problem: XcodeModelError) -> XcodeModelDecoder.Result {
+            XcodeModelDecoder.Result(sourceMap: XcodeSourceMap(path: path), problems: [problem])
+        }
         guard FileManager.default.fileExists(atPath: path) else {
-            throw .unreadable(XcodeModelError.Location(path: url.path), reason: "the package has no contents file")
+            return failure(.unreadable(XcodeModelError.Location(path: url.path), reason: "the package has no contents file"))
         }
         let data: Data
         do {
             data = try Data(contentsOf: contentsURL)
         } catch {
-            throw .unreadable(XcodeModelError.Location(path: path), reason: error.localizedDescription)
+            return failure(.unreadable(XcodeModelError.Location(path: path), reason: error.localizedDescription))
         }
         let root: XMLReader.Element
         do {
             root = try XMLReader.parse(Array(data))
         } catch {
-            throw .malformedXML(XcodeModelError.Location(path: path, line: error.line), reason: "column \(error.column): \(error.reason)")
+            return failure(
+                .malformedXML(XcodeModelError.Location(path: path, line: error.line), reason: "column \(error.column): \(error.reason)"))
         }
-        return try XcodeModelDecoder(path: path, classes: classes).decode(root)
+        return XcodeModelDecoder(path: path, classes: classes).decode(root)
     }
 }
 
 extension ManagedObjectModel {
     /// The model a decoded file declares, with model errors placed at the element they are about.
+    ///
+    /// A file with problems builds no model: its declarations lack the elements the problems are about,
+    /// and the model errors that would cause are not the author's.
+    /// - Throws: every problem of the file (see `XcodeModelError.combining(_:)`), or `.invalidModel`.
     convenience init(decoded: XcodeModelDecoder.Result, versionIdentifier: String) throws(XcodeModelError) {
+        guard decoded.problems.isEmpty else { throw .combining(decoded.problems) }
         do {
             try self.init(entities: decoded.entities, configurations: decoded.configurations, versionIdentifier: versionIdentifier)
         } catch {

@@ -1,0 +1,35 @@
+/// Something in an Xcode model file that Core Data loads anyway, and so does Granary, but that the
+/// author may not have meant: the loader says what it did about it.
+///
+/// Read them from `XcodeModelBundle.warnings` (all versions) or `XcodeModelBundle.warnings(forVersion:)`;
+/// a single `.xcdatamodel` package loads as a bundle of one version for this purpose. Warnings never stop
+/// a model from loading.
+public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
+    /// An attribute that has no meaning where it is written, and that Core Data ignores there too, such as
+    /// `ordered="YES"` on a to-one relationship or `indexed="YES"` on a to-many one.
+    case ignoredAttribute(XcodeModelError.Location, attribute: String, reason: String)
+    /// The bundle's `.xccurrentversion` names no version (an empty dictionary, or no such file with
+    /// several versions), so the version named like the bundle was taken as current, as Xcode does.
+    case currentVersionChosen(XcodeModelError.Location, version: String, reason: String)
+
+    /// Where the warning applies.
+    public var location: XcodeModelError.Location {
+        switch self {
+        case .ignoredAttribute(let location, _, _), .currentVersionChosen(let location, _, _):
+            return location
+        }
+    }
+
+    /// The line of the element involved, when there is one: shorthand for `location.line`.
+    public var line: Int? { location.line }
+
+    public var description: String {
+        let prefix = location.description + ": warning: "
+        switch self {
+        case .ignoredAttribute(_, let attribute, let reason):
+            return prefix + "\(attribute) ignored: \(reason)"
+        case .currentVersionChosen(_, let version, let reason):
+            return prefix + "current version taken to be '\(version)': \(reason)"
+        }
+    }
+}
