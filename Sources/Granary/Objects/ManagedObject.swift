@@ -90,7 +90,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// back to its saved value, and a transient one, is left out (Core Data's `changedValues()`).
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
-        for i in persistentChangedIndexes() { result[layout.names[i]] = publicValue(at: i) }
+        for i in persistentChangedIndexes() where !layout.isHidden[i] { result[layout.names[i]] = publicValue(at: i) }
         return result
     }
 
@@ -98,7 +98,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
-        for (i, name) in layout.names.enumerated() where keys?.contains(name) ?? true { result[name] = committed[i] }
+        for (i, name) in layout.names.enumerated() where !layout.isHidden[i] && keys?.contains(name) ?? true { result[name] = committed[i] }
         return result
     }
 
@@ -108,7 +108,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// when ordered) of objects.
     /// - Throws: `ContextError.unknownKey` naming the entity and key.
     public func value(forKey key: String) throws -> Any? {
-        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        guard let i = layout.indexByName[key], !layout.isHidden[i] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
         return publicValue(at: i)
     }
 
@@ -116,7 +116,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// - Throws: `ContextError.unknownKey`, `.wrongValueType` naming entity, key and value, or
     ///   `.foreignObject` for a relationship to an object of another context.
     public func setValue(_ value: Any?, forKey key: String) throws {
-        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        guard let i = layout.indexByName[key], !layout.isHidden[i] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
         try setPublicValue(value, at: i)
     }
 
@@ -289,7 +289,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// `self` was linked to `source` through `relationship` (whose inverse lives here): link back.
     func inverseAdd(_ source: ManagedObject, relationship: RelationshipDescription) {
-        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        guard let i = layout.indexByName[relationship.graphInverseName] else { return }
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .toOne:
@@ -342,7 +342,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// `self` was unlinked from `source` through `relationship`: unlink back.
     func inverseRemove(_ source: ManagedObject, relationship: RelationshipDescription) {
-        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        guard let i = layout.indexByName[relationship.graphInverseName] else { return }
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .toOne:

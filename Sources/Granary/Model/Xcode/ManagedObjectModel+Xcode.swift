@@ -29,7 +29,7 @@ extension ManagedObjectModel {
     /// - Throws: `XcodeModelError`: `.unreadable` or `.notAModel` for the URL; `.noCurrentVersion` for a
     ///   bundle whose current version cannot be told; `.malformedXML`; otherwise every problem of the file
     ///   at once — `.unknownElement`, `.unknownAttribute`, `.missingAttribute`, `.invalidValue`,
-    ///   `.unsupported` or `.missingInverse` for each element that cannot be mapped, `.unknownClass` for
+    ///   or `.unsupported` for each element that cannot be mapped, `.unknownClass` for
     ///   each key of `classes` that binds no entity — as `.problems` when there are several (read
     ///   `XcodeModelError.problems` for the list); when the file itself has none, `.invalidModel` wrapping
     ///   the `ModelError` that `init(entities:configurations:versionIdentifier:)` throws, located at the

@@ -11,11 +11,21 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
     /// The bundle's `.xccurrentversion` names no version (an empty dictionary, or no such file with
     /// several versions), so the version named like the bundle was taken as current, as Xcode does.
     case currentVersionChosen(XcodeModelError.Location, version: String, reason: String)
+    /// A relationship with no inverse (Xcode warns about it too): it loads as a one-sided relationship,
+    /// and a deleted destination still leaves no reference to itself behind (see "Relationships without an
+    /// inverse" in <doc:DefiningAModel>).
+    case relationshipWithoutInverse(XcodeModelError.Location, entity: String, relationship: String)
+    /// A relationship whose inverse does not point back at it (the inverse names another relationship or
+    /// none, is missing, is an attribute, or differs in being transient): it loads as one-sided, as Core
+    /// Data effectively treats it, and the relationship it named keeps its own inverse if that one agrees.
+    case inverseNotPointingBack(
+        XcodeModelError.Location, entity: String, relationship: String, inverse: String, reason: String)
 
     /// Where the warning applies.
     public var location: XcodeModelError.Location {
         switch self {
-        case .ignoredAttribute(let location, _, _), .currentVersionChosen(let location, _, _):
+        case .ignoredAttribute(let location, _, _), .currentVersionChosen(let location, _, _),
+            .relationshipWithoutInverse(let location, _, _), .inverseNotPointingBack(let location, _, _, _, _):
             return location
         }
     }
@@ -30,6 +40,11 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
             return prefix + "\(attribute) ignored: \(reason)"
         case .currentVersionChosen(_, let version, let reason):
             return prefix + "current version taken to be '\(version)': \(reason)"
+        case .relationshipWithoutInverse(_, let entity, let relationship):
+            return prefix + "relationship '\(entity).\(relationship)' has no inverse; loaded as one-sided"
+        case .inverseNotPointingBack(_, let entity, let relationship, let inverse, let reason):
+            return prefix + "relationship '\(entity).\(relationship)' names '\(inverse)' as its inverse, but \(reason); "
+                + "loaded as one-sided"
         }
     }
 }
