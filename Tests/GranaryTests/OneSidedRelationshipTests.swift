@@ -71,6 +71,36 @@ private func oneSideStack(
         #expect(mapping.entity(named: "Note")?.column(forProperty: "draft") == nil)
     }
 
+    /// Whichever entity comes first: a hidden inverse added to an entity not yet looked at is not taken
+    /// for a one-sided relationship of its own (which once gave it a hidden inverse of its own, in place of
+    /// the link back to the relationship it serves).
+    @Test func theDeclarationOrderDoesNotMatter() throws {
+        for tagFirst in [true, false] {
+            let tag = Entity("Tag") { Attribute("name", .string) }
+            let note = Entity("Note") {
+                Attribute("title", .string)
+                Relationship("tags", toMany: "Tag")
+            }
+            let model = try ManagedObjectModel(entities: tagFirst ? [tag.entity, note.entity] : [note.entity, tag.entity])
+            let hidden = try #require(model.entity(named: "Tag")?.storage.relationshipsByName["_inverse.Note.tags"])
+            #expect(hidden.graphInverseName == "tags")
+            #expect(model.entity(named: "Note")?.storage.properties.count == 2)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .inMemory, at: nil)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try context.performAndWait {
+                let t = ManagedObject(entity: try #require(model.entity(named: "Tag")), insertInto: context)
+                try t.setValue("t", forKey: "name")
+                let n = ManagedObject(entity: try #require(model.entity(named: "Note")), insertInto: context)
+                try n.setValue("n", forKey: "title")
+                try n.setValue(Set([t]), forKey: "tags")
+                try context.save()
+                context.delete(t)
+                #expect((try n.value(forKey: "tags") as? Set<ManagedObject>)?.isEmpty == true, "tag first: \(tagFirst)")
+            }
+        }
+    }
+
     @Test func theTargetsHashIsTheSameWithOrWithoutRelationshipsPointingAtIt() throws {
         let without = try ManagedObjectModel {
             Entity("Tag") { Attribute("name", .string) }

@@ -251,7 +251,7 @@ struct ModelResolver {
             let entity = declarations[index].name
             for (position, property) in ownProperties[index].enumerated() {
                 guard case .relationship(let relationship) = property, relationship.inverseName == nil,
-                    let destination = indexByName[relationship.destinationEntityName]
+                    !relationship.isHiddenInverse, let destination = indexByName[relationship.destinationEntityName]
                 else { continue }
                 let hidden = RelationshipDescription.hiddenInverse(of: relationship, declaredBy: entity)
                 ownProperties[index][position] = .relationship(relationship.servedBy(hiddenInverse: hidden.name))
