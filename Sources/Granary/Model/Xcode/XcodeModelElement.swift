@@ -40,6 +40,14 @@ struct XcodeModelElement {
         return value
     }
 
+    /// The renaming identifier of an entity or property: `renamingIdentifier` as older files write it, else
+    /// `elementID`, where Xcode's inspector saves its "Renaming ID" field; nil when neither is given. Core
+    /// Data's model compiler turns `elementID` into the description's renaming identifier, and the older
+    /// attribute takes precedence when both are present.
+    var renamingIdentifier: String? {
+        nonEmpty("renamingIdentifier") ?? nonEmpty("elementID")
+    }
+
     /// A `YES`/`NO` flag; absent means `NO`, as Xcode writes only the flags that are set.
     /// - Throws: `XcodeModelError.invalidValue` for any other value.
     func flag(_ name: String) throws(XcodeModelError) -> Bool {
