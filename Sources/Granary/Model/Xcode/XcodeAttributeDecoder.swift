@@ -42,9 +42,10 @@ struct XcodeAttributeDecoder {
     /// The attribute the element declares. Problems with its default value, bounds or flags are reported
     /// to the element's diagnostics and the attribute is still returned, so that each is found; a problem
     /// that leaves no attribute to return is thrown.
-    /// - Throws: `XcodeModelError.missingAttribute` (`name`, `attributeType`, the type name of a
-    ///   transformable), `.invalidValue` (an unknown type), `.unsupported` (derived attributes and types
-    ///   Granary lacks). Reported: `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
+    /// - Throws: `XcodeModelError.missingAttribute` (`name`, the type name of a transformable),
+    ///   `.invalidValue` (an unknown type), `.unsupported` (derived attributes, composite attributes, the
+    ///   Undefined type — no `attributeType` — on an attribute that is not transient, and types Granary
+    ///   lacks). Reported: `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
     ///   default or bound that does not parse as the attribute's type or that the type does not take.
     func decode() throws(XcodeModelError) -> AttributeDescription {
         try element.checkAttributes(Self.knownAttributes)

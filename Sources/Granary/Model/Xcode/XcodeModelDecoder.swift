@@ -1,12 +1,15 @@
 /// Turns the element tree of an Xcode `contents` file into the entity descriptions and configurations a
 /// `ManagedObjectModel` is built from, remembering where each declaration was for error messages.
 ///
-/// What is read: entities (name, class, parent, abstract, renaming identifier), attributes (see
-/// `XcodeAttributeDecoder`), relationships, uniqueness constraints, fetch indexes and the older compound
-/// indexes, configurations. What is skipped on purpose: the diagram layout (`<elements>`), `<userInfo>`
-/// dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's `FetchRequest` is
-/// built in code), and attributes that only concern code generation, Spotlight, CloudKit or Core Data's
-/// SQLite layout. Everything else, known or not, is an error, so nothing in the file is lost silently.
+/// What is read: entities (name, class, parent, abstract, renaming identifier from `renamingIdentifier`
+/// or `elementID`), attributes (see `XcodeAttributeDecoder`), relationships, uniqueness constraints, fetch
+/// indexes and the older compound indexes, configurations. What is skipped on purpose: the diagram layout
+/// (`<elements>`), `<userInfo>` dictionaries, fetch request templates (`<fetchRequest>` at model level:
+/// Granary's `FetchRequest` is built in code), Xcode 4's `name` on `<model>`, and attributes that only
+/// concern code generation, Spotlight, CloudKit or Core Data's SQLite layout. What Core Data ignores where
+/// it is written (`ordered` on a to-one, `indexed` on a relationship) and unknown attributes whose value is
+/// `NO` or empty are skipped with a warning. Everything else, known or not, is an error, so nothing in the
+/// file is lost silently.
 ///
 /// A problem skips the element it is about (an attribute, a relationship, an index…) and is reported to
 /// `diagnostics`; reading goes on, so that one pass finds every problem of the file.

@@ -60,7 +60,8 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     /// default value that does not parse as the attribute's type).
     case invalidValue(Location, attribute: String, value: String, reason: String)
     /// A Core Data feature Granary does not have: derived attributes, fetched properties, transient
-    /// relationships, R-tree or expression indexes.
+    /// relationships, R-tree or expression indexes, composite attributes (Xcode 15), the Undefined type on
+    /// a stored attribute.
     case unsupported(Location, feature: String, reason: String)
     /// A relationship with no inverse: Xcode allows it, Granary keeps every relationship two-sided.
     case missingInverse(Location, entity: String, relationship: String)
