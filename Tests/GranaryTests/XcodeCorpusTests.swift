@@ -200,6 +200,14 @@ struct CorpusMigrationCheck {
                 if manifest.mappingModels == true && origin.name != property.name { continue }
                 kept.append((property.name, origin.name))
             }
+            // An attribute the step adds with a default value holds that default in every migrated object.
+            for attribute in entity.attributes where !attribute.isTransient && attribute.defaultValue != nil {
+                guard sourceProperty(of: .attribute(attribute), in: source) == nil else { continue }
+                let expected = CorpusSnapshot.text(attribute.defaultValue)
+                let values = newObjects.map { $0[attribute.name] ?? nil }
+                #expect(values.allSatisfy { $0 == expected },
+                        "\(step): added attribute \(entity.name).\(attribute.name) should hold its default \(expected ?? "nil"): \(values)")
+            }
             let oldRows = oldObjects.map { row in kept.map { "\($0.new)=\(row[$0.old] ?? "∅")" }.joined(separator: ", ") }.sorted()
             let newRows = newObjects.map { row in kept.map { "\($0.new)=\(row[$0.new] ?? "∅")" }.joined(separator: ", ") }.sorted()
             #expect(newRows == oldRows, "\(step): \(entity.name) (from \(source.name)) lost values")
