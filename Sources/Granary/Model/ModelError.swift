@@ -55,6 +55,9 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicateIndex(entity: String, index: String)
     /// A transient flag combined with a setting that cannot work (indexed, or required with no default).
     case transientConflict(entity: String, attribute: String, reason: String)
+    /// An attribute of type `.undefined` that is not transient: such values have no storage form, so
+    /// Core Data and Granary allow the type only on transient attributes.
+    case undefinedTypeNotTransient(entity: String, attribute: String)
     /// A default value that the attribute's type does not accept; `reason` is the conversion error.
     case invalidDefaultValue(entity: String, attribute: String, reason: String)
     /// A `.regex` rule whose pattern does not compile.
@@ -105,6 +108,9 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
             return "entity '\(entity)' would create index '\(index)', a name its entity hierarchy already uses"
         case .transientConflict(let entity, let attribute, let reason):
             return "transient attribute '\(entity).\(attribute)': \(reason)"
+        case .undefinedTypeNotTransient(let entity, let attribute):
+            return "attribute '\(entity).\(attribute)' has the undefined type, which only a transient attribute may have: "
+                + "make it transient, or give it a type that can be stored"
         case .invalidDefaultValue(let entity, let attribute, let reason):
             return "default value of attribute '\(entity).\(attribute)' is invalid: \(reason)"
         case .invalidRegex(let entity, let attribute, let pattern, let reason):

@@ -117,6 +117,9 @@ struct ModelResolver {
         for rule in attribute.validationRules {
             try checkRule(rule, of: attribute, entity: entity)
         }
+        if attribute.type == .undefined {
+            guard attribute.isTransient else { throw .undefinedTypeNotTransient(entity: entity, attribute: name) }
+        }
         if attribute.isTransient && attribute.isIndexed {
             throw .transientConflict(entity: entity, attribute: name, reason: "it has no column to index")
         }
@@ -126,7 +129,7 @@ struct ModelResolver {
                 reason: "a required transient attribute needs a default value: fetched objects start without "
                     + "its value, so they could never be saved again")
         }
-        guard let defaultValue = attribute.defaultValue else { return attribute }
+        guard let defaultValue = attribute.defaultValue, attribute.type != .undefined else { return attribute }
         let stored: Value
         do {
             stored = try attribute.storageValue(for: defaultValue)
