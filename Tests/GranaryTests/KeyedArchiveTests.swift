@@ -52,7 +52,7 @@ import Testing
     @Test func foundationReadsGranarysArchives() throws {
         let value: [Any] = ["a", 3, 2.5, true, Self.date, Data([1, 2]), URL(string: "http://x.org/a")!, Self.uuid,
                             ["k": "v"], Set(["s"])]
-        let bytes = KeyedArchive.archive(try #require(try ArchivedValue(swift: value)))
+        let bytes = try KeyedArchive.archive(try #require(try ArchivedValue(swift: value)))
         let classes: [AnyClass] = [NSArray.self, NSDictionary.self, NSSet.self, NSString.self, NSNumber.self, NSDate.self,
                                    NSData.self, NSURL.self, NSUUID.self]
         let decoded = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: Data(bytes)) as? NSArray)
@@ -121,18 +121,40 @@ import Testing
         #expect(Self.problem(Self.archive(objects: objects, root: 2))?.contains("expands to more than") == true)
     }
 
-    @Test func garbageAndTruncatedBytesAreErrors() {
+    /// What is written can be read: nesting and size are bounded the same way on both sides.
+    @Test func nestingAndSizeAreBoundedAlikeWhenWritingAndReading() throws {
+        func nested(_ levels: Int) -> ArchivedValue {
+            var value = ArchivedValue.string("core")
+            for _ in 0..<levels { value = .array([value]) }
+            return value
+        }
+        let deepest = nested(KeyedArchive.maxNesting)
+        #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(deepest)) == deepest)
+        #expect(throws: ArchivedValue.Problem.self) { try KeyedArchive.archive(nested(KeyedArchive.maxNesting + 1)) }
+        #expect(throws: ArchivedValue.Problem.self) {
+            try KeyedArchive.archive(.array(Array(repeating: .int(1), count: KeyedArchive.maxExpandedObjects)))
+        }
+        // A hostile archive nesting a thousand arrays is refused, not a stack overflow.
+        var objects: [BinaryPropertyList] = [.string("$null"), .dictionary(["$classname": .string("NSArray")])]
+        for level in 0..<1_000 {
+            let next = UInt64(objects.count + 1)
+            objects.append(.dictionary(["$class": .uid(1), "NS.objects": .array(level == 999 ? [] : [.uid(next)])]))
+        }
+        #expect(Self.problem(Self.archive(objects: objects, root: 2))?.contains("nest deeper than") == true)
+    }
+
+    @Test func garbageAndTruncatedBytesAreErrors() throws {
         for bytes: [UInt8] in [[], [1, 2, 3], Array("bplist00".utf8), Array(repeating: 0, count: 100), Array("bplist00".utf8) + Array(repeating: 0xFF, count: 40)] {
             #expect(Self.problem(bytes) != nil)
         }
-        let valid = KeyedArchive.archive(.array([.string("a")]))
+        let valid = try KeyedArchive.archive(.array([.string("a")]))
         for length in 0..<valid.count { #expect(Self.problem(Array(valid.prefix(length))) != nil, "prefix \(length)") }
     }
 
     /// Random damage to valid archives: every outcome is a value or an error. A crash fails the run.
     @Test func damagedArchivesNeverCrash() throws {
         let value = try #require(try ArchivedValue(swift: ["a": [1, 2], "b": ["x", "é"], "c": [Self.date: true], "d": Set([Self.uuid])] as [String: Any]))
-        let valid = KeyedArchive.archive(value)
+        let valid = try KeyedArchive.archive(value)
         var random = FetchingPlannerPropertyTests.Random(state: 0x7A5F)
         var errors = 0
         for _ in 0..<3_000 {

@@ -45,7 +45,9 @@ indirect enum BinaryPropertyList: Equatable, Sendable {
         var parsed: [Int: BinaryPropertyList] = [:]
         var inProgress: Set<Int> = []
 
-        static let maxDepth = 256
+        /// A keyed archive nests four levels (top, `$objects`, an object, its members' references); the
+        /// bound keeps a hostile file from exhausting the stack.
+        static let maxDepth = 32
 
         init(_ bytes: [UInt8]) throws(FormatError) {
             guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist00".utf8)) else {

@@ -26,10 +26,44 @@ enum KeyedArchive {
     /// that shares one array many times over is small on disk but not in memory.
     static let maxExpandedObjects = 1_000_000
 
+    /// The deepest nesting of collections read or written: deep enough for any real value, shallow enough
+    /// that reading a hostile archive cannot exhaust a thread's stack. Writing checks both bounds, so that
+    /// nothing is stored that could not be read back.
+    static let maxNesting = 100
+
     // MARK: Writing
 
     /// The archive of `value`.
-    static func archive(_ value: ArchivedValue) -> [UInt8] {
+    /// - Throws: `ArchivedValue.Problem` when the value nests deeper than `maxNesting` or holds more than
+    ///   `maxExpandedObjects` objects: the reader would refuse it.
+    static func archive(_ value: ArchivedValue) throws(ArchivedValue.Problem) -> [UInt8] {
+        var budget = maxExpandedObjects
+        try check(value, nesting: 0, budget: &budget)
+        return unchecked(value)
+    }
+
+    private static func check(_ value: ArchivedValue, nesting: Int, budget: inout Int) throws(ArchivedValue.Problem) {
+        budget -= 1
+        guard budget >= 0 else { throw ArchivedValue.Problem(reason: "the value holds more than \(maxExpandedObjects) objects") }
+        switch value {
+        case .array(let items):
+            guard nesting < maxNesting else { throw ArchivedValue.Problem(reason: "collections nest deeper than \(maxNesting) levels") }
+            for item in items { try check(item, nesting: nesting + 1, budget: &budget) }
+        case .dictionary(let entries):
+            guard nesting < maxNesting else { throw ArchivedValue.Problem(reason: "collections nest deeper than \(maxNesting) levels") }
+            for (key, item) in entries {
+                try check(key, nesting: nesting + 1, budget: &budget)
+                try check(item, nesting: nesting + 1, budget: &budget)
+            }
+        case .set(let members):
+            budget -= members.count
+            guard budget >= 0 else { throw ArchivedValue.Problem(reason: "the value holds more than \(maxExpandedObjects) objects") }
+        default:
+            break
+        }
+    }
+
+    private static func unchecked(_ value: ArchivedValue) -> [UInt8] {
         var writer = Writer()
         let root = writer.add(value)
         let top: BinaryPropertyList = .dictionary([
@@ -80,7 +114,7 @@ enum KeyedArchive {
         }
 
         private static func order(_ a: ArchivedValue, _ b: ArchivedValue) -> Bool {
-            KeyedArchive.archive(a).lexicographicallyPrecedes(KeyedArchive.archive(b))
+            KeyedArchive.unchecked(a).lexicographicallyPrecedes(KeyedArchive.unchecked(b))
         }
 
         private mutating func append(_ object: BinaryPropertyList) -> Int {
@@ -133,13 +167,11 @@ enum KeyedArchive {
         var sizes: [UInt64: Int] = [:]
         var inProgress: Set<UInt64> = []
 
-        static let maxDepth = 256
-
         typealias Problem = ArchivedValue.Problem
 
         mutating func value(_ uid: UInt64, depth: Int) throws(Problem) -> ArchivedValue {
             if let done = decoded[uid] { return done }
-            guard depth < Self.maxDepth else { throw Problem(reason: "objects nest deeper than \(Self.maxDepth) levels") }
+            guard depth <= KeyedArchive.maxNesting else { throw Problem(reason: "collections nest deeper than \(KeyedArchive.maxNesting) levels") }
             guard uid > 0, uid < UInt64(objects.count) else {
                 throw Problem(reason: uid == 0 ? "a nil where a value is needed" : "object reference \(uid) is out of range")
             }
@@ -236,7 +268,7 @@ enum KeyedArchive {
             guard case .uid(let relativeUID)? = fields["NS.relative"], relativeUID > 0, relativeUID < UInt64(objects.count) else {
                 throw missing("NS.relative", "NSURL")
             }
-            guard case .string(let relative) = try value(relativeUID, depth: depth + 1) else {
+            guard case .string(let relative) = try value(relativeUID, depth: depth) else {
                 throw Problem(reason: "an NSURL whose NS.relative is not a string")
             }
             var base: URL?

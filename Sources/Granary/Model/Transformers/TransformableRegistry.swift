@@ -65,7 +65,7 @@ final class TransformableRegistry: Sendable {
         encode: { value in
             do {
                 guard let archived = try ArchivedValue(swift: value) else { return nil }
-                return KeyedArchive.archive(archived)
+                return try KeyedArchive.archive(archived)
             } catch {
                 throw TransformerFailure(reason: "\(error)")
             }
