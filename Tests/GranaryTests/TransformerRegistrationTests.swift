@@ -156,6 +156,21 @@ final class HexColorTransformer: ValueTransformer, @unchecked Sendable {
             let thing = try #require(try reader2.fetch(FetchRequest<ManagedObject>(entityName: "Thing")).first)
             #expect(try thing.value(forKey: "record") as? String == "record-1")
             #expect(try thing.value(forKey: "tint") == nil)
+            // A stored platform value whose transformer is gone: reading it names entity, attribute, object, class.
+            ValueTransformer.setValueTransformer(ValueTransformer(), forName: NSValueTransformerName("CLLocation"))
+            try thing.setValue(Data([1, 2]), forKey: "place")
+            try reader2.save()
+            ValueTransformer.setValueTransformer(nil, forName: NSValueTransformerName("CLLocation"))
+        }
+        try TransformerRegistrationTests.close(reader2)
+        let reader3 = try Self.open(model, at: url)
+        _ = reader3.performAndWait {
+            #expect {
+                _ = try reader3.fetch(FetchRequest<ManagedObject>(entityName: "Thing")).map { try $0.value(forKey: "place") }
+            } throws: { error in
+                guard case .unreadableValue("Thing", "place", let object, let reason) = error as? ContextError else { return false }
+                return object.entityName == "Thing" && reason.contains("'CLLocation'")
+            }
         }
     }
 
