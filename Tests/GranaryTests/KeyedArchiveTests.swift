@@ -176,3 +176,37 @@ import Testing
         }
     }
 }
+
+/// Archive variants other archivers write, and how names resolve to codecs.
+@Suite struct KeyedArchiveVariantTests {
+    @Test func mutableStringsAndDataReadWhetherInlineOrReferenced() throws {
+        let mutableString = BinaryPropertyList.dictionary(["$classname": .string("NSMutableString")])
+        let mutableData = BinaryPropertyList.dictionary(["$classname": .string("NSMutableData")])
+        let bytes = KeyedArchiveTests.archive(objects: [
+            .string("$null"),
+            .dictionary(["$class": .uid(7), "NS.objects": .array([.uid(2), .uid(3), .uid(4), .uid(5)])]),
+            .dictionary(["$class": .uid(8), "NS.string": .string("inline")]),
+            .dictionary(["$class": .uid(8), "NS.string": .uid(6)]),
+            .dictionary(["$class": .uid(9), "NS.data": .data([1])]),
+            .dictionary(["$class": .uid(9), "NS.bytes": .data([2])]),
+            .string("referenced"),
+            .dictionary(["$classname": .string("NSMutableArray")]), mutableString, mutableData,
+        ])
+        #expect(try KeyedArchive.unarchive(bytes) == .array([.string("inline"), .string("referenced"), .data(Data([1])), .data(Data([2]))]))
+    }
+
+    @Test func namesResolveToTheRightCodec() throws {
+        #expect(AttributeType.isTransformableTypeRegistered("NSSecureUnarchiveFromData"))
+        #expect(AttributeType.isTransformableTypeRegistered("[String: Int]"))
+        #expect(!AttributeType.isTransformableTypeRegistered("UIColor"))
+        // A Granary registration takes precedence over a ValueTransformer of the same name.
+        let name = "PrecedenceTransformer\(UUID().uuidString.prefix(8))"
+        ValueTransformer.setValueTransformer(HexColorTransformer(), forName: NSValueTransformerName(name))
+        let type = AttributeType.transformable(valueTypeName: name)
+        #expect(try type.swiftValue(from: type.storageValue(for: "#010203")) as? String == "#010203")
+        AttributeType.registerTransformer(named: name, valueType: String.self, transform: { Data($0.utf8.reversed()) },
+                                          reverseTransform: { String(decoding: $0.reversed(), as: UTF8.self) })
+        #expect(try type.storageValue(for: "ab") == .bytes(Array("ba".utf8)))
+        ValueTransformer.setValueTransformer(nil, forName: NSValueTransformerName(name))
+    }
+}

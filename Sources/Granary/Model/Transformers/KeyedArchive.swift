@@ -204,7 +204,10 @@ enum KeyedArchive {
                 let className = try self.className(classUID)
                 switch className {
                 case "NSString", "NSMutableString":
-                    return .string(try string(fields["NS.string"], "NS.string"))
+                    return .string(try inline(fields["NS.string"], "NS.string", className) { object in
+                        if case .string(let text) = object { return text }
+                        return nil
+                    })
                 case "NSDate":
                     switch fields["NS.time"] {
                     case .real(let seconds)?: return .date(Date(timeIntervalSinceReferenceDate: seconds))
@@ -212,8 +215,10 @@ enum KeyedArchive {
                     default: throw missing("NS.time", className)
                     }
                 case "NSData", "NSMutableData":
-                    guard case .data(let bytes)? = fields["NS.data"] else { throw missing("NS.data", className) }
-                    return .data(Data(bytes))
+                    return .data(Data(try inline(fields["NS.data"] ?? fields["NS.bytes"], "NS.data", className) { object in
+                        if case .data(let bytes) = object { return bytes }
+                        return nil
+                    }))
                 case "NSUUID":
                     guard case .data(let bytes)? = fields["NS.uuidbytes"], bytes.count == 16 else { throw missing("NS.uuidbytes", className) }
                     let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
@@ -256,12 +261,14 @@ enum KeyedArchive {
             return name
         }
 
-        /// A mutable string's text, which the archive holds as a reference to a plain string object.
-        private func string(_ field: BinaryPropertyList?, _ key: String) throws(Problem) -> String {
-            guard case .uid(let uid)? = field, uid < UInt64(objects.count), case .string(let s) = objects[Int(uid)] else {
-                throw missing(key, "NSString")
-            }
-            return s
+        /// A mutable string's text or mutable data's bytes, which archivers write either in the field itself
+        /// or as a reference to a plain object.
+        private func inline<T>(_ field: BinaryPropertyList?, _ key: String, _ className: String,
+                               _ extract: (BinaryPropertyList) -> T?) throws(Problem) -> T {
+            var object = field
+            if case .uid(let uid)? = field, uid < UInt64(objects.count) { object = objects[Int(uid)] }
+            guard let object, let value = extract(object) else { throw missing(key, className) }
+            return value
         }
 
         private mutating func url(_ fields: [String: BinaryPropertyList], depth: Int) throws(Problem) -> URL {
