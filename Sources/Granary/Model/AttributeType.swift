@@ -19,6 +19,7 @@ import Foundation
 /// | `.uuid` | `UUID` | `UUID` | `.uuid` |
 /// | `.uri` | `URL` | `URL` | `.string` |
 /// | `.transformable` | what its codec takes (see below) | what its codec returns | `.bytes` |
+/// | `.undefined` | anything (transient attributes only) | the value set | none: never stored |
 ///
 /// A `.transformable` type's name selects its codec each time a value is stored or read (never when the
 /// model loads): a `Codable` type declared with `.transformable(_:name:)` is stored as JSON; a transformer
@@ -43,6 +44,10 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     /// `.transformable(MyType.self)`, which registers the codec), a named transformer's `Data`, or the keyed
     /// archive of property-list values (`secureUnarchiveFromData`).
     case transformable(valueTypeName: String)
+    /// Xcode's "Undefined" type: a transient attribute that holds any value in memory and is never stored
+    /// (Core Data allows it only on transient attributes, and so does Granary). Values are kept as set,
+    /// with no conversion or rule checked but "required".
+    case undefined
 
     /// A transformable attribute holding property-list values — `String`, `Int`, `Double`, `Bool`, `Date`,
     /// `Data`, `URL`, `UUID` and arrays, dictionaries and sets of them, nested — stored as the keyed archive
@@ -106,6 +111,8 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .date: return .date
         case .binaryData, .transformable: return .bytes
         case .uuid: return .uuid
+        // Never used: an undefined attribute is transient, and transient attributes have no column.
+        case .undefined: return .bytes
         }
     }
 
@@ -132,6 +139,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .uuid: return "uuid"
         case .uri: return "uri"
         case .transformable(let name): return "transformable(\(name))"
+        case .undefined: return "undefined"
         }
     }
 
@@ -265,6 +273,9 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
             } catch {
                 throw .transformFailed(attribute: nil, typeName: name, reason: SafeDescription.of(error))
             }
+        case .undefined:
+            // No storage form: objects keep such values as they are (see `ManagedObject.setValue`).
+            return nil
         }
     }
 
