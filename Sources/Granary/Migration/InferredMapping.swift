@@ -20,6 +20,9 @@ struct InferredMapping: Sendable {
     /// Destination entity name by source entity name; absent for dropped entities.
     private(set) var destinationOf: [String: String] = [:]
     let custom: [String: EntityMigration]
+    /// The mapping model this step follows instead of inference, if one covers it.
+    let mappingModel: MappingModel?
+    let migrationPolicies: [String: EntityMigrationPolicy]
     /// Removals the app said are meant, so a same-typed addition beside them is not a rename.
     let acknowledgedRemovals: Set<String>
     let allowsUnannouncedRenames: Bool
@@ -44,7 +47,7 @@ struct InferredMapping: Sendable {
     var dataRequirements: [ModelChange] { changes.filter { $0.dataRequirement != nil } }
 
     init(from source: ManagedObjectModel, to destination: ManagedObjectModel, step: MigrationStep?,
-         options: MigrationOptions = MigrationOptions()) {
+         options: MigrationOptions = MigrationOptions(), mappingModel: MappingModel? = nil) {
         self.source = source
         self.destination = destination
         sourceMapping = StorageMapping(model: source)
@@ -52,12 +55,23 @@ struct InferredMapping: Sendable {
         custom = step?.entities ?? [:]
         acknowledgedRemovals = options.acknowledgedRemovals
         allowsUnannouncedRenames = options.allowsUnannouncedRenames
+        migrationPolicies = options.migrationPolicies
+        self.mappingModel = step == nil ? mappingModel : nil
         matchEntities()
         for entity in destination.entities { compare(entity) }
         let added = destination.entities.filter { sourceOf[$0.name] == nil }
         for entity in source.entities where destinationOf[entity.name] == nil {
             let candidates = custom[entity.name] != nil ? [] : added.filter { Self.mayBeRenamed(entity, to: $0) }.map(\.name)
             changes.append(removal(entity.name, nil, .entityRemoved, kind: .entity, candidates: candidates))
+        }
+        if let mappingModel = self.mappingModel {
+            // The mapping model says what becomes of each change: inference's objections do not apply,
+            // and its own problems take their place.
+            changes = changes.map { ModelChange($0.entity, $0.property, $0.kind) }
+            unannouncedRenames = []
+            let problems = MappingModelMigration.problems(of: mappingModel, step: source, destination, policies: options.migrationPolicies)
+            changes.insert(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path)), at: 0)
+            for problem in problems { changes.append(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path), problem: problem)) }
         }
     }
 

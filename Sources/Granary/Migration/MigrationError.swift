@@ -28,6 +28,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     /// rename, and migrating would drop its data. Set the renaming identifiers, or acknowledge the
     /// removals (`MigrationOptions.acknowledgedRemovals`, `allowsUnannouncedRenames`).
     case unannouncedRenames(from: String, to: String, renames: [UnannouncedRename])
+    /// A mapping model cannot be read, does not fit its versions, or has an expression the migration
+    /// cannot evaluate.
+    case mappingModel(MappingModelError)
     /// A custom step's transform threw for an object.
     case transformFailed(entity: String, key: Int64, underlying: String)
     /// The store is open read-only, so it cannot be migrated.
@@ -60,6 +63,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         case .unannouncedRenames(let from, let to, let renames):
             return "migrating from model \(from) to model \(to) would drop data that may have been renamed; the store was not changed:\n"
                 + renames.map { "  - \($0)" }.joined(separator: "\n")
+        case .mappingModel(let error):
+            return "\(error)"
         case .transformFailed(let entity, let key, let underlying):
             return "the custom migration of \(entity) object \(key) failed: \(underlying)"
         case .readOnly(let store):

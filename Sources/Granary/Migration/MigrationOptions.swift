@@ -18,6 +18,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// For caches: a store that cannot be migrated is emptied and started afresh with the new model
     /// (and a new identity) instead of failing. Its data is lost, so it is off by default.
     public var destroyAndRecreateOnIncompatibleModel: Bool
+    /// Mapping models (`.xcmappingmodel` files read with `MappingModel(contentsOf:)`): for a pair of
+    /// consecutive versions one covers, the migration follows it instead of inferring (a `MigrationStep`
+    /// for the same pair still comes first).
+    public var mappingModels: [MappingModel]
+    /// The Swift stand-ins for the migration policy classes the mapping models name, by class name.
+    public var migrationPolicies: [String: EntityMigrationPolicy]
     /// Removals that are meant although an element of the same kind and type was added beside them
     /// (`Entity` or `Entity.property`, by the older version's names): their data is dropped instead
     /// of the migration being refused with `MigrationError.unannouncedRenames`.
@@ -37,8 +43,12 @@ public struct MigrationOptions: Sendable, Hashable {
         destroyAndRecreateOnIncompatibleModel: Bool = false,
         acknowledgedRemovals: Set<String> = [],
         allowsUnannouncedRenames: Bool = false,
+        mappingModels: [MappingModel] = [],
+        migrationPolicies: [String: EntityMigrationPolicy] = [:],
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) {
+        self.mappingModels = mappingModels
+        self.migrationPolicies = migrationPolicies
         self.acknowledgedRemovals = acknowledgedRemovals
         self.allowsUnannouncedRenames = allowsUnannouncedRenames
         self.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
@@ -56,6 +66,7 @@ public struct MigrationOptions: Sendable, Hashable {
             && a.shouldInferMappingModelAutomatically == b.shouldInferMappingModelAutomatically
             && a.destroyAndRecreateOnIncompatibleModel == b.destroyAndRecreateOnIncompatibleModel
             && a.acknowledgedRemovals == b.acknowledgedRemovals && a.allowsUnannouncedRenames == b.allowsUnannouncedRenames
+            && a.mappingModels.map(\.path) == b.mappingModels.map(\.path) && a.migrationPolicies.keys.sorted() == b.migrationPolicies.keys.sorted()
             && a.versions.map(\.versionHash) == b.versions.map(\.versionHash)
             && a.steps.map { [$0.source.versionHash, $0.destination.versionHash] } == b.steps.map { [$0.source.versionHash, $0.destination.versionHash] }
     }

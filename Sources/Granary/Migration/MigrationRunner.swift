@@ -66,15 +66,21 @@ struct MigrationRunner {
             try engine.rewrite { rewrite in
                 let sources = try tables(of: rewrite.source)
                 let final = finalSink(rewrite)
-                if steps.count == 1 && !steps[0].dropsObjects {
+                if steps.count == 1 && !steps[0].dropsObjects && steps[0].mappingModel == nil {
                     try run(steps[0], number: 1, on: sources, into: final.sink, store: store, outcome: &outcome)
                 } else {
                     var staged = sources
                     var tables: [StagedTable] = []
                     for (index, step) in steps.enumerated() {
-                        let stage = Stage()
-                        try run(step, number: index + 1, on: staged, into: stage.sink, store: store, outcome: &outcome)
-                        tables = stage.tables
+                        if let model = step.mappingModel {
+                            let migration = MappingModelMigration(step: step, model: model, policies: step.migrationPolicies, store: store)
+                            report(.mapping, step: index + 1, entity: nil, done: 0, of: staged.count, rows: 0, of: staged.reduce(0) { $0 + $1.count })
+                            tables = try migration.run(staged, reserve: rewrite.reserveTableID, outcome: &outcome)
+                        } else {
+                            let stage = Stage()
+                            try run(step, number: index + 1, on: staged, into: stage.sink, store: store, outcome: &outcome)
+                            tables = stage.tables
+                        }
                         staged = tables.map(\.source)
                     }
                     if outcome.rowsDropped > 0 { removeDanglingReferences(in: tables) }

@@ -27,6 +27,9 @@ public struct ModelChange: Sendable, Hashable, CustomStringConvertible {
         case relationshipMadeRequired
         /// A to-many relationship's `minCount` or `maxCount` changed; the new ones are given.
         case relationshipCountsChanged(minCount: Int, maxCount: Int?)
+        /// The step follows a mapping model (its path given) instead of inference; a problem says why
+        /// the mapping model does not fit.
+        case mappedByMappingModel(String)
         /// An attribute became a relationship or the reverse.
         case propertyKindChanged
         case indexAdded(String)
@@ -86,6 +89,7 @@ public struct ModelChange: Sendable, Hashable, CustomStringConvertible {
         case .relationshipMadeRequired: text = "relationship \(subject) made required"
         case .relationshipCountsChanged(let min, let max):
             text = "relationship \(subject) now holds \(min) to \(max.map(String.init) ?? "any number of") objects"
+        case .mappedByMappingModel(let path): text = "migrated by the mapping model \(path)"
         case .propertyKindChanged: text = "\(subject) changed between attribute and relationship"
         case .indexAdded(let name): text = "index \(name) added to \(entity)"
         case .indexRemoved(let name): text = "index \(name) removed from \(entity)"

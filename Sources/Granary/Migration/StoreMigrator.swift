@@ -47,9 +47,10 @@ public struct StoreMigrator: Sendable {
         var problems: [(String, String, [ModelChange])] = []
         for (older, newer) in zip(chain, chain.dropFirst()) {
             let step = options.steps.first { $0.source.versionHash == older.versionHash && $0.destination.versionHash == newer.versionHash }
-            let mapping = InferredMapping(from: older, to: newer, step: step, options: options)
+            let mappingModel = options.mappingModels.first { $0.covers(from: older, to: newer) }
+            let mapping = InferredMapping(from: older, to: newer, step: step, options: options, mappingModel: mappingModel)
             var stepProblems = mapping.problems
-            if step == nil && !options.shouldInferMappingModelAutomatically {
+            if step == nil && mappingModel == nil && !options.shouldInferMappingModelAutomatically {
                 stepProblems.insert(ModelChange("*", nil, .entityAdded, problem: "mapping inference is off and no migration step covers this pair of versions"), at: 0)
             }
             if !stepProblems.isEmpty { problems.append((Self.label(older), Self.label(newer), stepProblems)) }
