@@ -90,7 +90,10 @@ extension MappingModel {
             throw .unsupported(path: path, element: "\(object.element) sourceexpressiondata", reason: "a custom fetch of the source objects")
         }
         let type: MappingType
-        switch (object.text("mappingtypename") ?? "").lowercased().replacingOccurrences(of: "entitymappingtype", with: "").replacingOccurrences(of: "ns", with: "") {
+        // Xcode writes the plain name ("Transform"); Core Data's constant names are accepted too.
+        var typeName = (object.text("mappingtypename") ?? "").lowercased()
+        if typeName.hasPrefix("ns") && typeName.hasSuffix("entitymappingtype") { typeName = String(typeName.dropFirst(2).dropLast("entitymappingtype".count)) }
+        switch typeName {
         case "custom": type = .custom
         case "add": type = .add
         case "remove": type = .remove
