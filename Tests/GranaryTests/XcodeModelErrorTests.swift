@@ -108,7 +108,9 @@ import Testing
                         </fetchIndex>
                 """, 6, "R-tree index"
             ),
-            (#"        <attribute name="n" attributeType="Undefined" transient="YES"/>"#, 4, "attribute type Undefined"),
+            (#"        <attribute name="n" optional="YES"/>"#, 4, "attribute type Undefined on a stored attribute"),
+            (#"        <attribute name="n" optional="YES" attributeType="Composite" composite="Address"/>"#, 4,
+             "composite attributes (Xcode 15)"),
         ]
         for (body, line, feature) in cases {
             let error = try load(XcodeFixtures.model(entity: body))

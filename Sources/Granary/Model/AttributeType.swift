@@ -19,6 +19,7 @@ import Foundation
 /// | `.uuid` | `UUID` | `UUID` | `.uuid` |
 /// | `.uri` | `URL` | `URL` | `.string` |
 /// | `.transformable` | the registered `Codable` type | that type | `.bytes` (JSON) |
+/// | `.undefined` | anything (transient attributes only) | the value set | none: never stored |
 ///
 /// `nil` is `.null` for every type; whether an attribute may be nil is `AttributeDescription.isOptional`.
 public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
@@ -35,6 +36,10 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     /// Any `Codable & Sendable` value, stored as JSON bytes; the name keys its codec in a process-wide
     /// registry. Declare with `.transformable(MyType.self)`, which registers the codec.
     case transformable(valueTypeName: String)
+    /// Xcode's "Undefined" type: a transient attribute that holds any value in memory and is never stored
+    /// (Core Data allows it only on transient attributes, and so does Granary). Values are kept as set,
+    /// with no conversion or rule checked but "required".
+    case undefined
 
     /// A `.transformable` type for `T`, registering `T`'s JSON codec under `name`.
     ///
@@ -62,6 +67,8 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .date: return .date
         case .binaryData, .transformable: return .bytes
         case .uuid: return .uuid
+        // Never used: an undefined attribute is transient, and transient attributes have no column.
+        case .undefined: return .bytes
         }
     }
 
@@ -88,6 +95,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .uuid: return "uuid"
         case .uri: return "uri"
         case .transformable(let name): return "transformable(\(name))"
+        case .undefined: return "undefined"
         }
     }
 
@@ -221,6 +229,9 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
             } catch {
                 throw .transformFailed(attribute: nil, typeName: name, reason: SafeDescription.of(error))
             }
+        case .undefined:
+            // No storage form: objects keep such values as they are (see `ManagedObject.setValue`).
+            return nil
         }
     }
 
