@@ -5,6 +5,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     case unknownEntity(String)
     case unknownKey(entity: String, key: String)
     case wrongValueType(entity: String, key: String, value: String, reason: String)
+    /// A stored value of an object could not be read as its attribute's value: a transformable whose
+    /// archive is damaged or holds a class its transformer does not allow, or whose transformer is not
+    /// registered. `reason` is the `ValueConversionError`'s message.
+    case unreadableValue(entity: String, attribute: String, object: ManagedObjectID, reason: String)
     /// A relationship was set to an object of another context or coordinator.
     case foreignObject(entity: String, key: String, object: String)
     /// `save()` found invalid objects; every problem is listed.
@@ -39,6 +43,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// `willSave()` of this object changed it on every call, so the save never settled (Core Data
     /// recurses until the program crashes).
     case willSaveKeepsChanging(entity: String, object: ManagedObjectID)
+    /// A derived attribute (computed at each save) or a fetched property (computed when read) was set.
+    case readOnlyProperty(entity: String, key: String, reason: String)
+    /// A derived attribute's expression could not be computed for an object at save (a value of the
+    /// wrong type, such as a transformable reached through a key path); nothing is written.
+    case derivationFailed(entity: String, attribute: String, object: ManagedObjectID, reason: String)
     case storage(StorageError)
 
     public var description: String {
@@ -47,6 +56,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .unknownKey(let entity, let key): return "entity '\(entity)' has no property '\(SafeDescription.of(key))'"
         case .wrongValueType(let entity, let key, let value, let reason):
             return "\(entity).\(key) cannot hold \(value): \(reason)"
+        case .unreadableValue(let entity, let attribute, let object, let reason):
+            return "the stored value of \(entity).\(attribute) of object \(object) cannot be read: \(reason)"
         case .foreignObject(let entity, let key, let object):
             return "\(entity).\(key) cannot point to \(object), which belongs to another context"
         case .validation(let errors):
@@ -71,6 +82,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .willSaveKeepsChanging(let entity, let object):
             return "willSave() of \(entity) \(object) changed it on each of \(ManagedObjectContext.willSaveRoundLimit) calls; "
                 + "compare a value with the current one before setting it there"
+        case .readOnlyProperty(let entity, let key, let reason):
+            return "\(entity).\(key) is read-only: \(reason)"
+        case .derivationFailed(let entity, let attribute, let object, let reason):
+            return "derived attribute \(entity).\(attribute) of \(object) could not be computed: \(reason)"
         case .storage(let error): return error.description
         }
     }

@@ -8,15 +8,14 @@ import Foundation
 struct ModelResolver {
     let declarations: [EntityDeclaration]
     let configurations: [String: Set<String>]
-    /// Accept transformable types this process has not registered: for models rebuilt from a store's
-    /// record of the model that wrote it, which only need to read the stored bytes.
-    var allowsUnregisteredTransformables = false
 
-    private var indexByName: [String: Int] = [:]
-    private var superIndex: [Int?] = []
-    private var ownProperties: [[PropertyDescription]] = []
-    private var resolvedProperties: [[PropertyDescription]] = []
-    private var resolvedByName: [[String: PropertyDescription]] = []
+    private(set) var indexByName: [String: Int] = [:]
+    private(set) var superIndex: [Int?] = []
+    private(set) var ownProperties: [[PropertyDescription]] = []
+    /// Fetched properties per entity, inherited first (`resolveFetchedProperties`).
+    var resolvedFetchedProperties: [[FetchedPropertyDescription]] = []
+    private(set) var resolvedProperties: [[PropertyDescription]] = []
+    private(set) var resolvedByName: [[String: PropertyDescription]] = []
 
     struct Result {
         let graph: ModelGraph
@@ -38,8 +37,11 @@ struct ModelResolver {
         try resolveSuperentities()
         let order = hierarchyOrder()
         try resolveProperties(in: order)
+        try resolveFetchedProperties(in: order)
         for (index, declaration) in declarations.enumerated() {
             try checkRelationships(of: index)
+            try checkDerivedAttributes(of: index)
+            try checkFetchedProperties(of: index)
             for constraint in declaration.uniquenessConstraints {
                 try checkUniquenessConstraint(constraint, of: index)
             }
@@ -110,13 +112,14 @@ struct ModelResolver {
     }
 
     private func checkAttribute(_ attribute: AttributeDescription, entity: String) throws(ModelError) -> AttributeDescription {
+        // A transformable type's codec is not checked here: it is looked up when a value is stored or read,
+        // so a model loads before the app registers its transformers, and one it never uses needs none.
         let name = attribute.name
-        if case .transformable(let typeName) = attribute.type, !allowsUnregisteredTransformables,
-            !AttributeType.isTransformableTypeRegistered(typeName) {
-            throw .unregisteredTransformableType(entity: entity, attribute: name, typeName: typeName)
-        }
         for rule in attribute.validationRules {
             try checkRule(rule, of: attribute, entity: entity)
+        }
+        if attribute.type == .undefined {
+            guard attribute.isTransient else { throw .undefinedTypeNotTransient(entity: entity, attribute: name) }
         }
         if attribute.isTransient && attribute.isIndexed {
             throw .transientConflict(entity: entity, attribute: name, reason: "it has no column to index")
@@ -127,7 +130,7 @@ struct ModelResolver {
                 reason: "a required transient attribute needs a default value: fetched objects start without "
                     + "its value, so they could never be saved again")
         }
-        guard let defaultValue = attribute.defaultValue else { return attribute }
+        guard let defaultValue = attribute.defaultValue, attribute.type != .undefined else { return attribute }
         let stored: Value
         do {
             stored = try attribute.storageValue(for: defaultValue)
@@ -391,9 +394,10 @@ struct ModelResolver {
                     name: declaration.name, objectType: declaration.objectType, isAbstract: declaration.isAbstract,
                     superentityName: declaration.superentityName, properties: ownProperties[index],
                     uniquenessConstraints: declaration.uniquenessConstraints, indexes: declaration.indexes,
-                    renamingIdentifier: declaration.renamingIdentifier),
+                    renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties),
                 superIndex: superIndex[index], subIndices: subIndices[index], descendantIndices: descendants(of: index),
-                rootIndex: root(of: index), properties: resolvedProperties[index])
+                rootIndex: root(of: index), properties: resolvedProperties[index],
+                fetchedProperties: resolvedFetchedProperties[index])
         }
         return ModelGraph(entities: entities)
     }

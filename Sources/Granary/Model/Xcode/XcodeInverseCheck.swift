@@ -89,11 +89,15 @@ struct XcodeInverseCheck {
                 else { return property }
                 return .relationship(r.withoutInverse())
             }
+            let declaration = entity.storage.declaration
             return EntityDescription(
-                name: entity.name, objectType: entity.objectType, isAbstract: entity.isAbstract,
-                superentityName: entity.superentityName, properties: properties,
-                uniquenessConstraints: entity.uniquenessConstraints, indexes: entity.indexes,
-                renamingIdentifier: entity.renamingIdentifier)
+                storage: EntityStorage(
+                    standalone: EntityDeclaration(
+                        name: declaration.name, objectType: declaration.objectType, isAbstract: declaration.isAbstract,
+                        superentityName: declaration.superentityName, properties: properties,
+                        uniquenessConstraints: declaration.uniquenessConstraints, indexes: declaration.indexes,
+                        renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties)),
+                graph: nil)
         }
     }
 
