@@ -338,4 +338,46 @@ private func oneSideStack(
             #expect(try context.fetch(request).count == 4)
         }
     }
+
+    /// A stale copy of a destination saved with `.overwrite` writes the app's state whole, but not its
+    /// hidden inverse: a referrer another context linked meanwhile stays linked.
+    @Test(arguments: [MergePolicy.overwrite, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump])
+    func aStaleDestinationSavedWholeKeepsReferrersLinkedElsewhere(_ policy: MergePolicy) throws {
+        let (coordinator, first) = try oneSideStack(.durable)
+        let second = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        second.mergePolicy = policy
+        let tagID = try first.performAndWait { () -> ManagedObjectID in
+            let tag = OneSideTag(context: first)
+            tag.name = "t"
+            let note = OneSideNote(context: first)
+            note.title = "x"
+            note.tag = tag
+            try first.save()
+            return tag.objectID
+        }
+        // The second context loads the tag (its hidden inverse lists x only).
+        let staleTag = try second.performAndWait { try #require(second.existingObject(with: tagID) as? OneSideTag) }
+        second.performAndWait { _ = staleTag.name }
+        try first.performAndWait {
+            let note = OneSideNote(context: first)
+            note.title = "y"
+            note.tag = try #require(first.existingObject(with: tagID) as? OneSideTag)
+            try first.save()
+        }
+        try second.performAndWait {
+            staleTag.name = "renamed"
+            try second.save()
+        }
+        let checker = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try checker.performAndWait {
+            let notes = try checker.fetch(FetchRequest<OneSideNote>())
+            #expect(notes.map { $0.tag?.name ?? "nil" }.sorted() == ["renamed", "renamed"], "\(policy)")
+            let tag = try #require(checker.existingObject(with: tagID) as? OneSideTag)
+            checker.delete(tag)
+            try checker.save()
+            checker.reset()
+            #expect(try checker.fetch(FetchRequest<OneSideNote>()).allSatisfy { $0.tag == nil })
+            #expect(try TwoContextPropertyTests.danglingReferences(in: coordinator.persistentStores[0]).isEmpty)
+        }
+    }
 }
