@@ -312,7 +312,9 @@ struct CorpusFiller {
                     if attribute.isOptional && index == Self.objectsPerEntity - 1 { continue }
                     let candidates = CorpusValues.candidates(for: attribute.type, rules: attribute.validationRules, serial: serial)
                     if let value = candidates.first(where: { attribute.validate($0).isEmpty }) {
-                        try object.setValue(value, forKey: attribute.name)
+                        // A read-only (derived) attribute refuses any value; whatever else goes wrong, the
+                        // save reports.
+                        try? object.setValue(value, forKey: attribute.name)
                     } else if !attribute.isOptional && attribute.defaultValue == nil {
                         Issue.record("no generated value of \(attribute.type) satisfies \(entity.name).\(attribute.name)'s rules \(attribute.validationRules)")
                     }
