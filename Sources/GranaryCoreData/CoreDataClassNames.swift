@@ -20,6 +20,12 @@ public typealias NSEntityDescription = EntityDescription
 public typealias NSAttributeDescription = AttributeDescription
 /// Core Data's `NSRelationshipDescription`: Granary's `RelationshipDescription`.
 public typealias NSRelationshipDescription = RelationshipDescription
+/// Core Data's `NSFetchedPropertyDescription`: Granary's `FetchedPropertyDescription`, whose fetch is a
+/// destination entity, a predicate format and sort keys rather than an `NSFetchRequest`.
+public typealias NSFetchedPropertyDescription = FetchedPropertyDescription
+/// Core Data's `NSDerivedAttributeDescription`: an `AttributeDescription` with a `derivationExpression`
+/// (text, where Core Data holds an `NSExpression`).
+public typealias NSDerivedAttributeDescription = AttributeDescription
 /// Core Data's `NSPersistentStoreCoordinator`: Granary's `PersistentStoreCoordinator`.
 public typealias NSPersistentStoreCoordinator = PersistentStoreCoordinator
 /// Core Data's `NSPersistentStore`: Granary's `PersistentStore`.

@@ -39,6 +39,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// `willSave()` of this object changed it on every call, so the save never settled (Core Data
     /// recurses until the program crashes).
     case willSaveKeepsChanging(entity: String, object: ManagedObjectID)
+    /// A derived attribute (computed at each save) or a fetched property (computed when read) was set.
+    case readOnlyProperty(entity: String, key: String, reason: String)
+    /// A derived attribute's expression could not be computed for an object at save (a value of the
+    /// wrong type, such as a transformable reached through a key path); nothing is written.
+    case derivationFailed(entity: String, attribute: String, object: ManagedObjectID, reason: String)
     case storage(StorageError)
 
     public var description: String {
@@ -71,6 +76,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .willSaveKeepsChanging(let entity, let object):
             return "willSave() of \(entity) \(object) changed it on each of \(ManagedObjectContext.willSaveRoundLimit) calls; "
                 + "compare a value with the current one before setting it there"
+        case .readOnlyProperty(let entity, let key, let reason):
+            return "\(entity).\(key) is read-only: \(reason)"
+        case .derivationFailed(let entity, let attribute, let object, let reason):
+            return "derived attribute \(entity).\(attribute) of \(object) could not be computed: \(reason)"
         case .storage(let error): return error.description
         }
     }

@@ -67,6 +67,7 @@ extension ManagedObjectContext {
         NotificationCenter.default.post(name: .managedObjectContextWillSave, object: self)
         eventStreams.yield(.willSave)
         try runWillSaveHooks()
+        try updateDerivedAttributes()
         lifecycle.appliesCoercions = true
         let problems = collectValidationErrors()
         lifecycle.appliesCoercions = false

@@ -523,7 +523,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Forgets every object; objects held elsewhere are detached from the context.
     public func reset() {
         assertOnQueue()
-        for object in registry.values { object.managedObjectContext = nil }
+        for object in registry.values {
+            object.managedObjectContext = nil
+            object.forgetFetchedResults()
+        }
         registry.removeAll()
         changed.removeAll()
         discarded = [:]
@@ -534,6 +537,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// from the store and puts its unsaved changes back on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue()
+        // Fetched properties are evaluated again after a refresh, whatever else it does (Core Data).
+        if object.managedObjectContext === self { object.forgetFetchedResults() }
         guard object.managedObjectContext === self, !object.insertedState else { return }
         if mergeChanges {
             guard let record = try? loadRecord(for: object.objectID) else { return }

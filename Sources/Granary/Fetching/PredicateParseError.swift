@@ -6,6 +6,9 @@ public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvert
     case syntax(message: String, token: String, offset: Int)
     /// A `%@`, `%K`, `%d` or `%f` at `offset` has no argument, or one the placeholder cannot use.
     case argument(message: String, offset: Int)
+    /// A `$variable` at `offset` that is not defined (no SUBQUERY declares it and no substitution value
+    /// was given), or whose key path names no value of the variable's object.
+    case variable(name: String, message: String, offset: Int)
     /// A key path names no field of the entity it is evaluated on.
     case unknownKey(keyPath: String, entity: String)
     /// A key path is used in a way its field's kind does not allow, such as a to-many relationship in a
@@ -29,6 +32,8 @@ public enum PredicateParseError: Error, Sendable, Equatable, CustomStringConvert
                 : "\(message): unexpected '\(SafeDescription.of(token))' at offset \(offset)"
         case .argument(let message, let offset):
             return "\(message) (placeholder at offset \(offset))"
+        case .variable(let name, let message, let offset):
+            return "$\(SafeDescription.of(name)): \(message) (at offset \(offset))"
         case .unknownKey(let keyPath, let entity):
             return "entity '\(entity)' has no field '\(SafeDescription.of(keyPath))'"
         case .invalidKeyPath(let keyPath, let entity, let reason):

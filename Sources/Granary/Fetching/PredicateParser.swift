@@ -14,19 +14,53 @@ import GranaryStorage
 /// `"RowReference"` `'table/key'`, `"Double"`); placeholders `%@` (a value or a collection), `%K` (a key
 /// path), `%d`/`%i`/`%ld` (an integer), `%f`/`%lf` (a double). Keywords are case-insensitive; prefix
 /// a key named like a keyword with `#`.
+///
+/// Substitution variables (`$NAME`, Core Data's `withSubstitutionVariables`) take their values from
+/// `variables`, followed through a key path when one comes after them (`$FETCH_SOURCE.name`,
+/// `$FETCHED_PROPERTY.userInfo.word`): through dictionaries, managed objects (`value(forKey:)`) and
+/// fetched property descriptions. A variable's value is used as a `%@` argument would be.
 public enum PredicateParser {
-    /// Parses a format string, substituting `arguments` for the placeholders in order.
+    /// Parses a format string, substituting `arguments` for the placeholders in order and `variables`
+    /// (by name, without the `$`) for substitution variables.
     ///
     /// - Throws: `PredicateParseError.syntax` naming the unexpected token and its character offset,
-    ///   `PredicateParseError.argument` for a missing or unusable argument, or `.tooDeep` for a
-    ///   predicate nesting deeper than `PredicateNode.maximumDepth`.
-    public static func parse(_ format: String, arguments: [Any?] = []) throws -> PredicateNode {
+    ///   `PredicateParseError.argument` for a missing or unusable argument, `.variable` for a `$variable`
+    ///   with no value (or a key path after it that names none), or `.tooDeep` for a predicate nesting
+    ///   deeper than `PredicateNode.maximumDepth`.
+    public static func parse(_ format: String, arguments: [Any?] = [], variables: [String: Any] = [:]) throws -> PredicateNode {
         var lexer = Lexer(format)
         var parser = Parser(tokens: try lexer.tokens(), arguments: arguments)
+        parser.variables = .values(variables)
         let node = try parser.predicate().node
         try parser.expectEnd()
         return node
     }
+
+    /// Checks that a format string parses when the named variables are given values, without knowing
+    /// the values: for a model's fetched-property predicates, whose `$FETCH_SOURCE` is known only when
+    /// the property is read. Comparisons with a variable are read and dropped.
+    ///
+    /// - Throws: what `parse(_:arguments:variables:)` throws, for any variable not in `variables`.
+    static func check(_ format: String, variables: Set<String>) throws {
+        var lexer = Lexer(format)
+        var parser = Parser(tokens: try lexer.tokens(), arguments: [])
+        parser.variables = .unknownValues(variables)
+        _ = try parser.predicate()
+        try parser.expectEnd()
+    }
+}
+
+/// A value a predicate's substitution variable can stand for and follow a key path through, beside
+/// dictionaries: managed objects and fetched property descriptions.
+protocol PredicateVariableValue {
+    func predicateVariableValue(forKey key: String) -> PredicateVariableLookup
+}
+
+/// The result of following one key of a variable's key path.
+enum PredicateVariableLookup {
+    case value(Any?)
+    /// The object has no such key: an error, where a nil value is not.
+    case unknownKey
 }
 
 private struct Token {
@@ -211,6 +245,15 @@ private struct Parser {
         case list([Value])
         /// Managed objects or object IDs given as `%@`, compared by identity.
         case objects([ManagedObjectID])
+        /// A substitution variable whose value is not known (`PredicateParser.check`): any comparison
+        /// with it reads as TRUEPREDICATE.
+        case unknownVariable
+    }
+
+    /// Where the values of substitution variables come from.
+    enum Variables {
+        case values([String: Any])
+        case unknownValues(Set<String>)
     }
 
     let tokens: [Token]
@@ -221,6 +264,7 @@ private struct Parser {
     var scope: String?
     /// How many parentheses and SUBQUERYs are open around the current token.
     var openGroups = 0
+    var variables = Variables.values([:])
 
     init(tokens: [Token], arguments: [Any?]) {
         self.tokens = tokens
@@ -395,6 +439,7 @@ private struct Parser {
         if path.count == 1 {
             // `ANY employees == %@` with objects: the members themselves are compared, by identity.
             let node = try comparison(lhs: .keyPath(path), lhsToken: start, quantified: true)
+            if case .true = node, case .unknownValues = variables { return Nested(node: .true, depth: 0) }
             guard case .objects = node, quantifier != "ALL" else { throw error(message, at: start) }
             let result: PredicateNode = quantifier == "NONE" ? .not(node) : node
             return try nested(result, result.depth(cappedAt: 2), at: start)
@@ -444,15 +489,19 @@ private struct Parser {
             switch k {
             case "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES":
                 let op = StringOperator(rawValue: k)!
+                if case .unknownVariable = lhs { _ = try expression(); return .true }
                 guard case .keyPath(let path) = lhs else { throw error("\(k) needs a key path on its left", at: lhsToken) }
                 let rhs = try expression()
+                if case .unknownVariable = rhs { return .true }
                 // `employees CONTAINS %@`: the to-many relationship holds the object.
                 if k == "CONTAINS", !c && !d, case .objects(let ids) = rhs { return .objects(path, ids) }
                 guard case .constant(.string(let s)) = rhs else { throw error("\(k) needs a string on its right", at: rhsToken) }
                 return .string(path, op, s, caseInsensitive: c, diacriticInsensitive: d)
             case "IN":
+                if case .unknownVariable = lhs { _ = try expression(); return .true }
                 guard case .keyPath(let path) = lhs else { throw error("IN needs a key path on its left", at: lhsToken) }
                 switch try expression() {
+                case .unknownVariable: return .true
                 case .list(let values): return .isIn(path, values)
                 case .objects(let ids): return .objects(path, ids)
                 default: throw error("IN needs a list such as {1, 2} or a collection argument on its right", at: rhsToken)
@@ -474,6 +523,8 @@ private struct Parser {
     func compare(_ lhs: Expr, _ op: ComparisonOperator, _ rhs: Expr, caseInsensitive c: Bool, diacriticInsensitive d: Bool,
                  opToken: Token, lhsToken: Token, rhsToken: Token) throws -> PredicateNode {
         switch (lhs, rhs) {
+        case (.unknownVariable, _), (_, .unknownVariable):
+            return .true
         case (.keyPath(let p), .constant(let v)):
             return try keyCompare(p, op, v, c, d, opToken)
         case (.constant(let v), .keyPath(let p)):
@@ -624,10 +675,10 @@ private struct Parser {
         let start = current
         var path: KeyPathExpr = []
         switch advance().kind {
-        case .variable(let v):
-            guard v == scope else {
-                throw error(scope == nil ? "variables are only defined inside SUBQUERY" : "unknown variable; inside this SUBQUERY key paths start with $\(scope!)", at: start)
-            }
+        case .variable(let v) where v != scope:
+            return try substitution(v, start: start)
+        case .variable:
+            break
         case .identifier(let name):
             if scope != nil { throw error("inside SUBQUERY key paths must start with $\(scope!)", at: start) }
             if name.hasPrefix("@") { throw error("expected a key path", at: start) }
@@ -662,6 +713,72 @@ private struct Parser {
             }
         }
         return .keyPath(path)
+    }
+
+    /// A substitution variable and the key path after it, as the value it names (used as a `%@`
+    /// argument would be).
+    mutating func substitution(_ name: String, start: Token) throws -> Expr {
+        var keys: [String] = []
+        var counted = false
+        while isSymbol("."), !counted {
+            _ = advance()
+            let t = advance()
+            switch t.kind {
+            case .identifier("@count"): counted = true
+            case .identifier(let key) where !key.hasPrefix("@"): keys.append(key)
+            case .keyword: keys.append(t.text)
+            default: throw error("expected a key name after '.'", at: t)
+            }
+        }
+        func failure(_ message: String) -> PredicateParseError {
+            .variable(name: name, message: message, offset: start.offset)
+        }
+        let root: Any
+        switch variables {
+        case .unknownValues(let names):
+            guard names.contains(name) else {
+                throw failure(scope == nil ? "no such variable (\(names.sorted().map { "$" + $0 }.joined(separator: ", ")) are defined here)"
+                    : "no such variable; inside this SUBQUERY key paths start with $\(scope!)")
+            }
+            return .unknownVariable
+        case .values(let values):
+            guard let value = values[name] else {
+                throw failure(scope == nil ? "no value was given for this variable" : "no value was given for this variable; inside this SUBQUERY key paths start with $\(scope!)")
+            }
+            root = value
+        }
+        var current: Any? = root
+        var walked = "$" + name
+        for key in keys {
+            walked += "." + key
+            guard let object = ManagedValueCoercion.unwrap(current) else { current = nil; break }
+            switch object {
+            case let dictionary as [String: Any]:
+                current = dictionary[key]
+            case let dictionary as [AnyHashable: Any]:
+                current = dictionary[key]
+            case let readable as any PredicateVariableValue:
+                switch readable.predicateVariableValue(forKey: key) {
+                case .value(let next): current = next
+                case .unknownKey: throw failure("\(walked) names no value of \(type(of: object))")
+                }
+            default:
+                throw failure("cannot read key '\(key)' of \(SafeDescription.of(object)), a \(type(of: object))")
+            }
+        }
+        if counted {
+            guard let collection = ManagedValueCoercion.unwrap(current), !(collection is String),
+                let count = (collection as? any Collection)?.count ?? (collection as? ToManyMembers)?.objects.count
+            else {
+                throw failure("\(walked).@count needs a collection")
+            }
+            return .constant(.int(Int64(count)))
+        }
+        guard let value = ManagedValueCoercion.unwrap(current) else { return .constant(.null) }
+        if let v = PredicateValues.value(of: value) { return .constant(v) }
+        if let ids = PredicateValues.objectIDs(of: value) { return .objects(ids) }
+        if let vs = PredicateValues.values(of: value) { return .list(vs) }
+        throw failure("\(walked) is \(SafeDescription.of(value)), which is not a predicate value, a managed object or a collection of them")
     }
 
     /// `(collection, $var,` after SUBQUERY: the collection and the variable.

@@ -115,6 +115,12 @@ public struct StoreMigrator: Sendable {
             versions.removeSubrange(own...)
         }
         versions.append(model)
+        // Consecutive versions of a bundle that differ only in what is not stored (fetched properties,
+        // derivations, user info) share a hash and a store layout: they count as one, the later. (One
+        // model listed twice is still a mistake, reported below.)
+        versions = versions.indices.filter { i in
+            i == versions.count - 1 || versions[i + 1].versionHash != versions[i].versionHash || versions[i + 1] === versions[i]
+        }.map { versions[$0] }
         var seen = Set<String>()
         for version in versions where !seen.insert(version.versionHash).inserted {
             throw .invalidVersions("version \(Self.label(version)) appears twice (two versions with the same version hash)")

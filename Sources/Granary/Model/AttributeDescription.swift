@@ -26,6 +26,13 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     /// The entity that declares this attribute (for inherited attributes, the superentity); nil until an
     /// `EntityDescription` holds it.
     public let entityName: String?
+    /// For a derived attribute (Core Data's `NSDerivedAttributeDescription`), the expression its value is
+    /// computed from at each save of the object: a key path (`name`, `author.name`), `lowercase:(name)`,
+    /// `uppercase:(name)`, `canonical:(name)`, `books.@count`, `books.@sum.pages` (also `@max`, `@min`,
+    /// `@avg`) or `now()`. Nil for an attribute the app sets.
+    public let derivationExpression: String?
+    /// The parsed `derivationExpression`, or why it does not parse (building the model reports it).
+    let derivation: Result<DerivationExpression, DerivationParseFailure>?
     /// The compiled `.regex` rules, keyed by pattern and anchored at both ends; a pattern that does not
     /// compile is absent, and building the model reports it.
     private let expressions: [String: NSRegularExpression]
@@ -42,17 +49,19 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
         isTransient: Bool = false,
         isIndexed: Bool = false,
         validationRules: [ValidationRule] = [],
-        renamingIdentifier: String? = nil
+        renamingIdentifier: String? = nil,
+        derivationExpression: String? = nil
     ) {
         self.init(
             name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: nil)
+            entityName: nil, derivationExpression: derivationExpression)
     }
 
     private init(
         name: String, type: AttributeType, isOptional: Bool, defaultValue: (any Sendable)?, isTransient: Bool,
-        isIndexed: Bool, validationRules: [ValidationRule], renamingIdentifier: String?, entityName: String?
+        isIndexed: Bool, validationRules: [ValidationRule], renamingIdentifier: String?, entityName: String?,
+        derivationExpression: String?
     ) {
         self.name = name
         self.type = type
@@ -63,6 +72,10 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
         self.validationRules = validationRules
         self.renamingIdentifier = renamingIdentifier
         self.entityName = entityName
+        self.derivationExpression = derivationExpression
+        self.derivation = derivationExpression.map { text in
+            Result { () throws(DerivationParseFailure) in try DerivationExpression(parsing: text) }
+        }
         var expressions: [String: NSRegularExpression] = [:]
         for case .regex(let pattern) in validationRules where (try? NSRegularExpression(pattern: pattern)) != nil {
             expressions[pattern] = try? NSRegularExpression(pattern: #"\A(?:"# + pattern + #")\z"#)
@@ -75,22 +88,26 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
         entityName.map { "\($0).\(name)" } ?? name
     }
 
+    /// Whether the value is computed from `derivationExpression` at save rather than set by the app.
+    public var isDerived: Bool { derivationExpression != nil }
+
     public var description: String {
         "attribute \(qualifiedName): \(type)\(isOptional ? "?" : "")\(isTransient ? " transient" : "")"
+            + (derivationExpression.map { " derived from \($0)" } ?? "")
     }
 
     func declared(in entity: String) -> AttributeDescription {
         AttributeDescription(
             name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: entity)
+            entityName: entity, derivationExpression: derivationExpression)
     }
 
     func withDefaultValue(_ value: (any Sendable)?) -> AttributeDescription {
         AttributeDescription(
             name: name, type: type, isOptional: isOptional, defaultValue: value, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: entityName)
+            entityName: entityName, derivationExpression: derivationExpression)
     }
 
     // MARK: Values

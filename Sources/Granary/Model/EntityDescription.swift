@@ -25,6 +25,7 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     ///   - indexes: Fetch indexes over the entity's attributes.
     ///   - renamingIdentifier: The entity's name in an earlier model version, or an identifier both versions
     ///     carry, so that migration renames the entity instead of dropping one and adding another.
+    ///   - fetchedProperties: Properties whose values are fetches, evaluated when read and never stored.
     public init(
         name: String,
         objectType: (any AnyObject.Type)? = nil,
@@ -33,12 +34,14 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
         properties: [PropertyDescription] = [],
         uniquenessConstraints: [[String]] = [],
         indexes: [FetchIndexDescription] = [],
-        renamingIdentifier: String? = nil
+        renamingIdentifier: String? = nil,
+        fetchedProperties: [FetchedPropertyDescription] = []
     ) {
         let declaration = EntityDeclaration(
             name: name, objectType: objectType, isAbstract: isAbstract, superentityName: superentityName,
             properties: properties.map { $0.declared(in: name) }, uniquenessConstraints: uniquenessConstraints,
-            indexes: indexes, renamingIdentifier: renamingIdentifier)
+            indexes: indexes, renamingIdentifier: renamingIdentifier,
+            fetchedProperties: fetchedProperties.map { $0.declared(in: name) })
         self.init(storage: EntityStorage(standalone: declaration), graph: nil)
     }
 
@@ -84,6 +87,12 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     public var attributes: [AttributeDescription] { storage.properties.compactMap(\.attribute) }
     /// The relationships among `properties`, in the same order.
     public var relationships: [RelationshipDescription] { storage.properties.compactMap(\.relationship) }
+    /// The fetched properties, own and inherited (inherited first), in declared order. They are not among
+    /// `properties`, which lists what objects store: read them with `ManagedObject.value(forKey:)` or
+    /// `ManagedObject.fetchedObjects(forKey:as:)`.
+    public var fetchedProperties: [FetchedPropertyDescription] { storage.fetchedProperties }
+    /// `fetchedProperties` by name.
+    public var fetchedPropertiesByName: [String: FetchedPropertyDescription] { storage.fetchedPropertiesByName }
 
     // MARK: Hierarchy
 
@@ -151,6 +160,7 @@ struct EntityDeclaration: Sendable {
     let uniquenessConstraints: [[String]]
     let indexes: [FetchIndexDescription]
     let renamingIdentifier: String?
+    var fetchedProperties: [FetchedPropertyDescription] = []
 }
 
 /// An entity's declaration and its resolution in one model; shared by every `EntityDescription` copy.
@@ -164,14 +174,20 @@ final class EntityStorage: Sendable {
     let propertiesByName: [String: PropertyDescription]
     let attributesByName: [String: AttributeDescription]
     let relationshipsByName: [String: RelationshipDescription]
+    /// Fetched properties, inherited first.
+    let fetchedProperties: [FetchedPropertyDescription]
+    let fetchedPropertiesByName: [String: FetchedPropertyDescription]
     /// The object layer's layout of this entity, made on first use (`EntityLayout.of`).
     let layout = LayoutSlot()
 
     init(
         declaration: EntityDeclaration, superIndex: Int?, subIndices: [Int], descendantIndices: [Int], rootIndex: Int,
-        properties: [PropertyDescription]
+        properties: [PropertyDescription], fetchedProperties: [FetchedPropertyDescription]? = nil
     ) {
         self.declaration = declaration
+        self.fetchedProperties = fetchedProperties ?? declaration.fetchedProperties
+        fetchedPropertiesByName = Dictionary(
+            self.fetchedProperties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.superIndex = superIndex
         self.subIndices = subIndices
         self.descendantIndices = descendantIndices

@@ -9,7 +9,8 @@ public enum ModelComponent: Sendable {
     case configuration(name: String, entities: Set<String>)
 }
 
-/// One item of an entity declaration block: a property, a uniqueness constraint or an index.
+/// One item of an entity declaration block: a property, a uniqueness constraint, an index or a fetched
+/// property.
 ///
 /// You rarely name this type: `Attribute`, `Relationship`, `Unique` and `Index` items in an
 /// `Entity(…) { … }` block become components through `EntityBuilder`.
@@ -20,6 +21,8 @@ public enum EntityComponent: Sendable {
     case uniquenessConstraint([String])
     /// A named index.
     case index(FetchIndexDescription)
+    /// A fetched property, evaluated when read.
+    case fetchedProperty(FetchedPropertyDescription)
 }
 
 /// Collects `Entity` and `Configuration` items (and `EntityDescription`s) into a model; supports `if`,
@@ -55,6 +58,8 @@ public enum EntityBuilder {
     }
     public static func buildExpression(_ item: PropertyDescription) -> [EntityComponent] { [.property(item)] }
     public static func buildExpression(_ item: FetchIndexDescription) -> [EntityComponent] { [.index(item)] }
+    public static func buildExpression(_ item: FetchedProperty) -> [EntityComponent] { [.fetchedProperty(item.fetchedProperty)] }
+    public static func buildExpression(_ item: FetchedPropertyDescription) -> [EntityComponent] { [.fetchedProperty(item)] }
     public static func buildExpression(_ items: [EntityComponent]) -> [EntityComponent] { items }
     public static func buildBlock(_ parts: [EntityComponent]...) -> [EntityComponent] { parts.flatMap { $0 } }
     public static func buildOptional(_ part: [EntityComponent]?) -> [EntityComponent] { part ?? [] }

@@ -43,16 +43,19 @@ public struct Entity: Sendable {
         var properties: [PropertyDescription] = []
         var constraints: [[String]] = []
         var indexes: [FetchIndexDescription] = []
+        var fetchedProperties: [FetchedPropertyDescription] = []
         for component in components {
             switch component {
             case .property(let property): properties.append(property)
             case .uniquenessConstraint(let names): constraints.append(names)
             case .index(let index): indexes.append(index)
+            case .fetchedProperty(let fetched): fetchedProperties.append(fetched)
             }
         }
         return EntityDescription(
             name: name, objectType: type, isAbstract: abstract, superentityName: parent, properties: properties,
-            uniquenessConstraints: constraints, indexes: indexes, renamingIdentifier: renaming)
+            uniquenessConstraints: constraints, indexes: indexes, renamingIdentifier: renaming,
+            fetchedProperties: fetchedProperties)
     }
 }
 
@@ -60,6 +63,7 @@ public struct Entity: Sendable {
 ///
 /// ```swift
 /// Attribute("email", .string, optional: true, validation: [.regex(#"[^@]+@[^@]+"#)])
+/// Attribute("searchName", .string, optional: true, derivation: "canonical:(name)")
 /// ```
 public struct Attribute: Sendable {
     /// The description this declaration builds.
@@ -74,11 +78,37 @@ public struct Attribute: Sendable {
         transient: Bool = false,
         indexed: Bool = false,
         validation: [ValidationRule] = [],
-        renamingIdentifier: String? = nil
+        renamingIdentifier: String? = nil,
+        derivation: String? = nil
     ) {
         attribute = AttributeDescription(
             name: name, type: type, isOptional: optional, defaultValue: defaultValue, isTransient: transient,
-            isIndexed: indexed, validationRules: validation, renamingIdentifier: renamingIdentifier)
+            isIndexed: indexed, validationRules: validation, renamingIdentifier: renamingIdentifier,
+            derivationExpression: derivation)
+    }
+}
+
+/// A fetched property in an entity block: a fetch of `entity`'s objects, run when the property is first
+/// read (see `FetchedPropertyDescription`).
+///
+/// ```swift
+/// FetchedProperty("sameLanguage", entity: "Book", predicate: "language == $FETCH_SOURCE.language AND SELF != $FETCH_SOURCE")
+/// ```
+public struct FetchedProperty: Sendable {
+    /// The description this declaration builds.
+    public let fetchedProperty: FetchedPropertyDescription
+
+    /// A fetched property of the objects of `entity` that match `predicate`, in the order of `sortKeys`.
+    public init(
+        _ name: String,
+        entity destination: String,
+        predicate: String? = nil,
+        sortKeys: [SortKey] = [],
+        userInfo: [String: String] = [:]
+    ) {
+        fetchedProperty = FetchedPropertyDescription(
+            name: name, destinationEntityName: destination, predicateFormat: predicate, sortKeys: sortKeys,
+            userInfo: userInfo)
     }
 }
 

@@ -58,6 +58,12 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An attribute of type `.undefined` that is not transient: such values have no storage form, so
     /// Core Data and Granary allow the type only on transient attributes.
     case undefinedTypeNotTransient(entity: String, attribute: String)
+    /// A derived attribute whose `derivationExpression` does not parse, names a property the entity (or a
+    /// related one) does not have, or yields values the attribute's type cannot hold.
+    case invalidDerivation(entity: String, attribute: String, expression: String, reason: String)
+    /// A fetched property whose destination entity does not exist, whose predicate does not parse, whose
+    /// sort keys name unknown properties, or whose name another property already has.
+    case invalidFetchedProperty(entity: String, property: String, reason: String)
     /// A default value that the attribute's type does not accept; `reason` is the conversion error.
     case invalidDefaultValue(entity: String, attribute: String, reason: String)
     /// A `.regex` rule whose pattern does not compile.
@@ -111,6 +117,10 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
         case .undefinedTypeNotTransient(let entity, let attribute):
             return "attribute '\(entity).\(attribute)' has the undefined type, which only a transient attribute may have: "
                 + "make it transient, or give it a type that can be stored"
+        case .invalidDerivation(let entity, let attribute, let expression, let reason):
+            return "derived attribute '\(entity).\(attribute)' (derivation \(expression)): \(reason)"
+        case .invalidFetchedProperty(let entity, let property, let reason):
+            return "fetched property '\(entity).\(property)': \(reason)"
         case .invalidDefaultValue(let entity, let attribute, let reason):
             return "default value of attribute '\(entity).\(attribute)' is invalid: \(reason)"
         case .invalidRegex(let entity, let attribute, let pattern, let reason):

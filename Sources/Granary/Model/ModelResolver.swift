@@ -12,11 +12,13 @@ struct ModelResolver {
     /// record of the model that wrote it, which only need to read the stored bytes.
     var allowsUnregisteredTransformables = false
 
-    private var indexByName: [String: Int] = [:]
-    private var superIndex: [Int?] = []
-    private var ownProperties: [[PropertyDescription]] = []
-    private var resolvedProperties: [[PropertyDescription]] = []
-    private var resolvedByName: [[String: PropertyDescription]] = []
+    private(set) var indexByName: [String: Int] = [:]
+    private(set) var superIndex: [Int?] = []
+    private(set) var ownProperties: [[PropertyDescription]] = []
+    /// Fetched properties per entity, inherited first (`resolveFetchedProperties`).
+    var resolvedFetchedProperties: [[FetchedPropertyDescription]] = []
+    private(set) var resolvedProperties: [[PropertyDescription]] = []
+    private(set) var resolvedByName: [[String: PropertyDescription]] = []
 
     struct Result {
         let graph: ModelGraph
@@ -37,8 +39,11 @@ struct ModelResolver {
         try resolveSuperentities()
         let order = hierarchyOrder()
         try resolveProperties(in: order)
+        try resolveFetchedProperties(in: order)
         for (index, declaration) in declarations.enumerated() {
             try checkRelationships(of: index)
+            try checkDerivedAttributes(of: index)
+            try checkFetchedProperties(of: index)
             for constraint in declaration.uniquenessConstraints {
                 try checkUniquenessConstraint(constraint, of: index)
             }
@@ -367,9 +372,10 @@ struct ModelResolver {
                     name: declaration.name, objectType: declaration.objectType, isAbstract: declaration.isAbstract,
                     superentityName: declaration.superentityName, properties: ownProperties[index],
                     uniquenessConstraints: declaration.uniquenessConstraints, indexes: declaration.indexes,
-                    renamingIdentifier: declaration.renamingIdentifier),
+                    renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties),
                 superIndex: superIndex[index], subIndices: subIndices[index], descendantIndices: descendants(of: index),
-                rootIndex: root(of: index), properties: resolvedProperties[index])
+                rootIndex: root(of: index), properties: resolvedProperties[index],
+                fetchedProperties: resolvedFetchedProperties[index])
         }
         return ModelGraph(entities: entities)
     }

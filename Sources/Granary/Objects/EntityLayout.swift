@@ -23,6 +23,13 @@ final class EntityLayout: Sendable {
     /// Whether each property is an attribute without validation rules: a value of its type's own
     /// Swift type meets its model rules, which validation checks without copying the description.
     let hasNoRules: [Bool]
+    /// Whether each property is a derived attribute, which only the save computes.
+    let isDerived: [Bool]
+    /// The indexes of derived attributes, in declared order.
+    let derivedIndexes: [Int]
+    /// The relationships whose destinations have derived attributes that read back through the inverse
+    /// (`author.name` on Book, for Author's `books`): a save of this object recomputes them.
+    let derivationDependents: [Int]
     let indexByName: [String: Int]
     /// The indexes of relationships, for passes that only care about references.
     let relationshipIndexes: [Int]
@@ -70,6 +77,10 @@ final class EntityLayout: Sendable {
         self.attributeTypes = kinds.map { if case .attribute(let a) = $0 { a.type } else { nil } }
         self.isTransient = kinds.map { if case .attribute(let a) = $0 { a.isTransient } else { false } }
         self.hasNoRules = kinds.map { if case .attribute(let a) = $0 { a.validationRules.isEmpty } else { false } }
+        let isDerived = kinds.map { if case .attribute(let a) = $0 { a.isDerived } else { false } }
+        self.isDerived = isDerived
+        self.derivedIndexes = isDerived.indices.filter { isDerived[$0] }
+        self.derivationDependents = Self.derivationDependents(of: entity, kinds: kinds)
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
         self.initialValues = kinds.map { kind in
@@ -77,6 +88,26 @@ final class EntityLayout: Sendable {
             case .attribute(let a): return a.defaultValue
             case .toOne: return nil
             case .toMany: return [ManagedObjectID]()
+            }
+        }
+    }
+
+    private static func derivationDependents(of entity: EntityDescription, kinds: [Kind]) -> [Int] {
+        guard let graph = entity.graph else { return [] }
+        return kinds.indices.filter { i in
+            let relationship: RelationshipDescription
+            switch kinds[i] {
+            case .attribute: return false
+            case .toOne(let r), .toMany(let r): relationship = r
+            }
+            guard let destination = graph.entities.firstIndex(where: { $0.declaration.name == relationship.destinationEntityName })
+            else { return false }
+            // Sub-entities of the destination inherit the inverse and may derive from it too.
+            return ([destination] + graph.entities[destination].descendantIndices).contains { member in
+                graph.entities[member].properties.contains { property in
+                    guard case .success(let expression)? = property.attribute?.derivation else { return false }
+                    return expression.path.first == relationship.inverseName
+                }
             }
         }
     }

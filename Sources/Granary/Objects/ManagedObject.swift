@@ -54,6 +54,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
     /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
     var hasAwokenFromInsert = false
+    /// The results of fetched properties read since the object was last refreshed, by name.
+    var fetchedResults: [String: [ManagedObject]] = [:]
 
     /// Creates an object of `entity`, inserted into `context` if one is given (Core Data's designated
     /// initializer). Subclasses that add stored properties must keep this initializer.
@@ -105,18 +107,29 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     // MARK: Key-value access
 
     /// The value of a property: an attribute's value, a to-one's object, a to-many's `Set` (or array,
-    /// when ordered) of objects.
-    /// - Throws: `ContextError.unknownKey` naming the entity and key.
+    /// when ordered) of objects, a fetched property's array of objects (fetched on first read).
+    /// - Throws: `ContextError.unknownKey` naming the entity and key; for a fetched property, what
+    ///   `fetchedObjects(forKey:as:)` throws.
     public func value(forKey key: String) throws -> Any? {
-        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        guard let i = layout.indexByName[key] else {
+            if entity.fetchedPropertiesByName[key] != nil { return try fetchedObjects(forKey: key) }
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
         return publicValue(at: i)
     }
 
     /// Sets a property, checking the value against the model, and maintains the inverse relationship.
-    /// - Throws: `ContextError.unknownKey`, `.wrongValueType` naming entity, key and value, or
-    ///   `.foreignObject` for a relationship to an object of another context.
+    /// - Throws: `ContextError.unknownKey`, `.wrongValueType` naming entity, key and value,
+    ///   `.foreignObject` for a relationship to an object of another context, or `.readOnlyProperty` for
+    ///   a derived attribute or a fetched property.
     public func setValue(_ value: Any?, forKey key: String) throws {
-        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        guard let i = layout.indexByName[key] else {
+            if let fetched = entity.fetchedPropertiesByName[key] {
+                throw ContextError.readOnlyProperty(
+                    entity: entity.name, key: key, reason: "it is a fetched property of \(fetched.destinationEntityName) objects")
+            }
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
         try setPublicValue(value, at: i)
     }
 
@@ -151,6 +164,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     }
 
     func setPublicValue(_ value: Any?, at i: Int) throws {
+        if layout.isDerived[i] { throw derivedAttributeIsReadOnly(at: i) }
         // Before looking through optionals: a cast to the attribute's type already does.
         if let value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(value) {
             setRaw(fast, at: i)

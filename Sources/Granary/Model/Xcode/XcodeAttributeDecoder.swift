@@ -43,18 +43,14 @@ struct XcodeAttributeDecoder {
     /// to the element's diagnostics and the attribute is still returned, so that each is found; a problem
     /// that leaves no attribute to return is thrown.
     /// - Throws: `XcodeModelError.missingAttribute` (`name`, the type name of a transformable),
-    ///   `.invalidValue` (an unknown type), `.unsupported` (derived attributes, composite attributes, the
-    ///   Undefined type — no `attributeType` — on an attribute that is not transient, and types Granary
-    ///   lacks). Reported: `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
+    ///   `.invalidValue` (an unknown type), `.unsupported` (composite attributes, the Undefined type — no
+    ///   `attributeType` — on an attribute that is not transient, and types Granary lacks). Reported:
+    ///   `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
     ///   default or bound that does not parse as the attribute's type or that the type does not take.
     func decode() throws(XcodeModelError) -> AttributeDescription {
         try element.checkAttributes(Self.knownAttributes)
         let name = try element.required("name")
-        if flag("derived") || element.string("derivationExpression") != nil {
-            throw .unsupported(
-                element.location, feature: "derived attribute",
-                reason: "Granary computes no attribute values; declare it as a stored attribute and set it in code")
-        }
+        let derivation = XcodeDerivedAttribute.derivation(of: element, isDerived: flag("derived"))
         let type = try attributeType()
         var rules = element.diagnostics.attempt { () throws(XcodeModelError) in try bounds(for: type) } ?? []
         if let pattern = element.string("regularExpressionString"), !pattern.isEmpty {
@@ -66,7 +62,7 @@ struct XcodeAttributeDecoder {
         return AttributeDescription(
             name: name, type: type, isOptional: flag("optional"), defaultValue: initial,
             isTransient: flag("transient"), isIndexed: flag("indexed"), validationRules: rules,
-            renamingIdentifier: element.renamingIdentifier)
+            renamingIdentifier: element.renamingIdentifier, derivationExpression: derivation)
     }
 
     /// A YES/NO flag; one that is neither is reported and read as NO.

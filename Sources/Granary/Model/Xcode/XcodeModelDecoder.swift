@@ -2,14 +2,15 @@
 /// `ManagedObjectModel` is built from, remembering where each declaration was for error messages.
 ///
 /// What is read: entities (name, class, parent, abstract, renaming identifier from `renamingIdentifier`
-/// or `elementID`), attributes (see `XcodeAttributeDecoder`), relationships, uniqueness constraints, fetch
-/// indexes and the older compound indexes, configurations. What is skipped on purpose: the diagram layout
-/// (`<elements>`), `<userInfo>` dictionaries, fetch request templates (`<fetchRequest>` at model level:
-/// Granary's `FetchRequest` is built in code), Xcode 4's `name` on `<model>`, and attributes that only
-/// concern code generation, Spotlight, CloudKit or Core Data's SQLite layout. What Core Data ignores where
-/// it is written (`ordered` on a to-one, `indexed` on a relationship) and unknown attributes whose value is
-/// `NO` or empty are skipped with a warning. Everything else, known or not, is an error, so nothing in the
-/// file is lost silently.
+/// or `elementID`), attributes (see `XcodeAttributeDecoder`; derived ones included), relationships,
+/// fetched properties (see `XcodeFetchedPropertyDecoder`), uniqueness constraints, fetch indexes and the
+/// older compound indexes, configurations. What is skipped on purpose: the diagram layout (`<elements>`),
+/// `<userInfo>` dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's
+/// `FetchRequest` is built in code), Xcode 4's `name` on `<model>`, and attributes that only concern code
+/// generation, Spotlight, CloudKit or Core Data's SQLite layout. What Core Data ignores where it is written
+/// (`ordered` on a to-one, `indexed` on a relationship) and unknown attributes whose value is `NO` or empty
+/// are skipped with a warning. Everything else, known or not, is an error, so nothing in the file is lost
+/// silently.
 ///
 /// A problem skips the element it is about (an attribute, a relationship, an index…) and is reported to
 /// `diagnostics`; reading goes on, so that one pass finds every problem of the file.
@@ -117,6 +118,7 @@ struct XcodeModelDecoder {
         var properties: [PropertyDescription] = []
         var constraints: [[String]] = []
         var indexes: [FetchIndexDescription] = []
+        var fetchedProperties: [FetchedPropertyDescription] = []
         for child in element.children {
             diagnostics.attempt { () throws(XcodeModelError) in
                 switch child.tag {
@@ -130,9 +132,9 @@ struct XcodeModelDecoder {
                     result.sourceMap.recordProperty(relationship.name, of: name, at: child.location)
                     properties.append(.relationship(relationship))
                 case "fetchedProperty":
-                    throw .unsupported(
-                        child.location, feature: "fetched property",
-                        reason: "Granary has no fetched properties; run a FetchRequest instead")
+                    let fetched = try XcodeFetchedPropertyDecoder(element: child).decode()
+                    result.sourceMap.recordProperty(fetched.name, of: name, at: child.location)
+                    fetchedProperties.append(fetched)
                 case "uniquenessConstraints":
                     try child.checkAttributes([])
                     for constraint in child.children {
@@ -170,7 +172,8 @@ struct XcodeModelDecoder {
         return EntityDescription(
             name: name, objectType: objectType, isAbstract: try element.flag("isAbstract"),
             superentityName: element.nonEmpty("parentEntity"), properties: properties, uniquenessConstraints: constraints,
-            indexes: indexes, renamingIdentifier: element.renamingIdentifier)
+            indexes: indexes, renamingIdentifier: element.renamingIdentifier,
+            fetchedProperties: fetchedProperties)
     }
 
     /// Attributes and relationships may carry a `<userInfo>`, and nothing else; anything else is reported.
