@@ -10,7 +10,10 @@ import Testing
 /// migrates". One test case per bundle, so a failure names the bundle.
 @Suite struct XcodeCorpusTests {
     @Test func theCorpusHoldsBundles() throws {
-        #expect(try XcodeCorpus.bundleNames().count >= 2)
+        let names = try XcodeCorpus.bundleNames()
+        #expect(names.count >= 2)
+        // The loader's own share: one bundle per quirk it reads or refuses.
+        #expect(names.filter { $0.hasPrefix("Loader") }.count >= 8)
     }
 
     @Test(arguments: (try? XcodeCorpus.bundleNames()) ?? [])
@@ -81,8 +84,9 @@ struct CorpusManifest: Decodable, Sendable {
     var expectMigrationRefused: [String]?
     /// Pass the opt-in that acknowledges renames inference cannot tell from a removal and an addition.
     var acknowledgeRenames: Bool?
-    /// `.xcmappingmodel` files beside the bundle cover some steps; values are checked only where an
-    /// attribute keeps its name and type, since a mapping may move data elsewhere on purpose.
+    /// `.xcmappingmodel` files beside the bundle (named starting with the bundle's name) cover some steps;
+    /// values are checked only where an attribute keeps its name and type, since a mapping may move data
+    /// elsewhere on purpose.
     var mappingModels: Bool?
     /// Warnings each version loads with (`XcodeModelBundle.warnings(forVersion:)`), checked when given.
     var expectWarnings: [String: Int]?
@@ -118,16 +122,23 @@ enum XcodeCorpus {
 
     // MARK: Hook for the migrate helper's options
 
-    /// HOOK (migrate): the migration options a store of the bundle at `bundleURL` is opened with.
-    ///
-    /// Today it returns the default options (lightweight migration, inferred mapping). When the manifest
-    /// says `"acknowledgeRenames": true` or `"mappingModels": true`, this is where the options that
-    /// acknowledge renames, or that carry the `.xcmappingmodel` files found beside the bundle, go once
-    /// the migration API for them exists.
-    static func migrationOptions(forBundle bundleURL: URL, manifest: CorpusManifest) -> MigrationOptions {
-        _ = bundleURL
-        _ = manifest
-        return MigrationOptions()
+    /// The migration options a store of the bundle at `bundleURL` is opened with: the defaults
+    /// (lightweight migration, inferred mapping), plus what the manifest asks for. `"acknowledgeRenames"`
+    /// treats removals beside same-typed additions as meant (`allowsUnannouncedRenames`), as an app that
+    /// acknowledges them would; `"mappingModels"` passes the `.xcmappingmodel` packages beside the bundle
+    /// whose names start with the bundle's, as an app ships them.
+    static func migrationOptions(forBundle bundleURL: URL, manifest: CorpusManifest) throws -> MigrationOptions {
+        var options = MigrationOptions()
+        if manifest.acknowledgeRenames == true { options.allowsUnannouncedRenames = true }
+        if manifest.mappingModels == true {
+            let folder = bundleURL.deletingLastPathComponent()
+            let name = bundleURL.deletingPathExtension().lastPathComponent
+            let packages = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                .filter { $0.hasPrefix(name) && $0.hasSuffix(".xcmappingmodel") }.sorted()
+            #expect(!packages.isEmpty, "\(name).json says mappingModels, but no \(name)….xcmappingmodel is beside it")
+            options.mappingModels = try packages.map { try MappingModel(contentsOf: folder.appendingPathComponent($0)) }
+        }
+        return options
     }
 }
 
@@ -156,7 +167,7 @@ struct CorpusMigrationCheck {
         #expect(before.totalObjects > 0, "\(step): the older version holds no objects to migrate")
 
         var options = PersistentStore.Options()
-        options.migration = XcodeCorpus.migrationOptions(forBundle: bundleURL, manifest: manifest)
+        options.migration = try XcodeCorpus.migrationOptions(forBundle: bundleURL, manifest: manifest)
         do {
             try store.open(new, options: options) { persistentStore, _ in
                 // Versions that differ only in what storage ignores (a warning's attribute) need no migration.
@@ -313,7 +324,9 @@ struct CorpusFiller {
                     if attribute.isOptional && index == Self.objectsPerEntity - 1 { continue }
                     let candidates = CorpusValues.candidates(for: attribute.type, rules: attribute.validationRules, serial: serial)
                     if let value = candidates.first(where: { attribute.validate($0).isEmpty }) {
-                        try object.setValue(value, forKey: attribute.name)
+                        // A read-only (derived) attribute refuses any value; whatever else goes wrong, the
+                        // save reports.
+                        try? object.setValue(value, forKey: attribute.name)
                     } else if !attribute.isOptional && attribute.defaultValue == nil {
                         Issue.record("no generated value of \(attribute.type) satisfies \(entity.name).\(attribute.name)'s rules \(attribute.validationRules)")
                     }
