@@ -18,11 +18,12 @@ extension ManagedObjectContext {
             return
         }
         let now = Date()
-        var done = Set<ObjectIdentifier>()
         for object in saved where !object.deletedState && !object.layout.derivedIndexes.isEmpty {
-            done.insert(ObjectIdentifier(object))
             try object.updateDerivedAttributes(now: now)
         }
+        // Then the objects that read changed ones, saved or not: an object computed above may have read a
+        // related object's derived value before that object was computed itself.
+        var done = Set<ObjectIdentifier>()
         for object in saved where !object.layout.derivationDependents.isEmpty {
             // A deleted object's related objects lost it: their counts and sums change as well.
             let values = object.deletedState ? (object.committed ?? object.values) : object.values
