@@ -13,10 +13,11 @@ extension ManagedObjectContext {
     ///
     /// - Throws: `ContextError.derivationFailed` for a value the attribute's type cannot hold.
     func updateDerivedAttributes() throws {
-        let saved = Array(changed.values)
-        guard saved.contains(where: { !$0.layout.derivedIndexes.isEmpty || !$0.layout.derivationDependents.isEmpty }) else {
+        // Most models have no derivations: one pass over the changed objects, no copy, decides.
+        guard changed.values.contains(where: { !$0.layout.derivedIndexes.isEmpty || !$0.layout.derivationDependents.isEmpty }) else {
             return
         }
+        let saved = Array(changed.values)
         let now = Date()
         for object in saved where !object.deletedState && !object.layout.derivedIndexes.isEmpty {
             try object.updateDerivedAttributes(now: now)
