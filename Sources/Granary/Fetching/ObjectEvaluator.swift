@@ -37,7 +37,7 @@ struct ObjectEvaluator {
                 case .date: fieldKind = .date
                 case .uuid: fieldKind = .uuid
                 case .uri: fieldKind = .uri
-                case .binaryData, .transformable: fieldKind = .binary
+                case .binaryData, .transformable, .undefined: fieldKind = .binary
                 }
             case .toOne(let r): fieldKind = .toOne(destination: r.destinationEntityName)
             case .toMany(let r): fieldKind = .toMany(destination: r.destinationEntityName)

@@ -125,8 +125,7 @@ struct StoredModel: Codable, Sendable, Equatable {
                 renamingIdentifier: entity.renamingIdentifier))
         }
         do {
-            return try ManagedObjectModel(entities: descriptions, configurations: [:], versionIdentifier: versionIdentifier,
-                                          allowsUnregisteredTransformables: true)
+            return try ManagedObjectModel(entities: descriptions, configurations: [:], versionIdentifier: versionIdentifier)
         } catch {
             throw .unreadableStoredModel("\(error)")
         }
@@ -151,7 +150,7 @@ extension AttributeType {
         let plain: [String: AttributeType] = [
             "integer16": .integer16, "integer32": .integer32, "integer64": .integer64, "double": .double, "float": .float,
             "decimal": .decimal, "boolean": .boolean, "string": .string, "date": .date, "binaryData": .binaryData,
-            "uuid": .uuid, "uri": .uri,
+            "uuid": .uuid, "uri": .uri, "undefined": .undefined,
         ]
         if let type = plain[name] {
             self = type

@@ -145,6 +145,11 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     /// `.integer16` attribute is checked as `Int16`), and a value that cannot be converted is reported
     /// once, as `.invalidValue`, without running the rules.
     public func validate(_ value: Any?) -> [ValidationError] {
+        if type == .undefined {
+            // Any value goes; only a required one must be there.
+            let isMissing = ManagedValueCoercion.unwrap(value) == nil || value is NSNull
+            return isMissing && !isOptional ? [failure(.missing)] : []
+        }
         let canonical: Any?
         if let value, let fast = type.canonicalFastPath(value) {
             // Values set through typed setters are already canonical: only the rules are left to check.

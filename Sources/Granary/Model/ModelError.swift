@@ -55,6 +55,9 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case duplicateIndex(entity: String, index: String)
     /// A transient flag combined with a setting that cannot work (indexed, or required with no default).
     case transientConflict(entity: String, attribute: String, reason: String)
+    /// An attribute of type `.undefined` that is not transient: such values have no storage form, so
+    /// Core Data and Granary allow the type only on transient attributes.
+    case undefinedTypeNotTransient(entity: String, attribute: String)
     /// A derived attribute whose `derivationExpression` does not parse, names a property the entity (or a
     /// related one) does not have, or yields values the attribute's type cannot hold.
     case invalidDerivation(entity: String, attribute: String, expression: String, reason: String)
@@ -67,8 +70,6 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidRegex(entity: String, attribute: String, pattern: String, reason: String)
     /// A validation rule that does not apply to the attribute's type, or whose bounds are inverted.
     case inapplicableValidationRule(entity: String, attribute: String, rule: String, reason: String)
-    /// A `.transformable` attribute names a type with no registered codec.
-    case unregisteredTransformableType(entity: String, attribute: String, typeName: String)
     /// A configuration names an entity the model does not declare.
     case unknownConfigurationEntity(configuration: String, entity: String)
     /// A declaration block or a merge names one configuration twice.
@@ -111,6 +112,9 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
             return "entity '\(entity)' would create index '\(index)', a name its entity hierarchy already uses"
         case .transientConflict(let entity, let attribute, let reason):
             return "transient attribute '\(entity).\(attribute)': \(reason)"
+        case .undefinedTypeNotTransient(let entity, let attribute):
+            return "attribute '\(entity).\(attribute)' has the undefined type, which only a transient attribute may have: "
+                + "make it transient, or give it a type that can be stored"
         case .invalidDerivation(let entity, let attribute, let expression, let reason):
             return "derived attribute '\(entity).\(attribute)' (derivation \(expression)): \(reason)"
         case .invalidFetchedProperty(let entity, let property, let reason):
@@ -121,9 +125,6 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
             return "attribute '\(entity).\(attribute)' has an invalid regular expression \(pattern): \(reason)"
         case .inapplicableValidationRule(let entity, let attribute, let rule, let reason):
             return "validation rule \(rule) of attribute '\(entity).\(attribute)': \(reason)"
-        case .unregisteredTransformableType(let entity, let attribute, let typeName):
-            return "attribute '\(entity).\(attribute)' is transformable(\(typeName)), but no codec is registered "
-                + "under that name: declare the type with AttributeType.transformable(_:)"
         case .unknownConfigurationEntity(let configuration, let entity):
             return "configuration '\(configuration)' names entity '\(entity)', which the model does not declare"
         case .duplicateConfiguration(let name):

@@ -8,9 +8,6 @@ import Foundation
 struct ModelResolver {
     let declarations: [EntityDeclaration]
     let configurations: [String: Set<String>]
-    /// Accept transformable types this process has not registered: for models rebuilt from a store's
-    /// record of the model that wrote it, which only need to read the stored bytes.
-    var allowsUnregisteredTransformables = false
 
     private(set) var indexByName: [String: Int] = [:]
     private(set) var superIndex: [Int?] = []
@@ -114,13 +111,14 @@ struct ModelResolver {
     }
 
     private func checkAttribute(_ attribute: AttributeDescription, entity: String) throws(ModelError) -> AttributeDescription {
+        // A transformable type's codec is not checked here: it is looked up when a value is stored or read,
+        // so a model loads before the app registers its transformers, and one it never uses needs none.
         let name = attribute.name
-        if case .transformable(let typeName) = attribute.type, !allowsUnregisteredTransformables,
-            !AttributeType.isTransformableTypeRegistered(typeName) {
-            throw .unregisteredTransformableType(entity: entity, attribute: name, typeName: typeName)
-        }
         for rule in attribute.validationRules {
             try checkRule(rule, of: attribute, entity: entity)
+        }
+        if attribute.type == .undefined {
+            guard attribute.isTransient else { throw .undefinedTypeNotTransient(entity: entity, attribute: name) }
         }
         if attribute.isTransient && attribute.isIndexed {
             throw .transientConflict(entity: entity, attribute: name, reason: "it has no column to index")
@@ -131,7 +129,7 @@ struct ModelResolver {
                 reason: "a required transient attribute needs a default value: fetched objects start without "
                     + "its value, so they could never be saved again")
         }
-        guard let defaultValue = attribute.defaultValue else { return attribute }
+        guard let defaultValue = attribute.defaultValue, attribute.type != .undefined else { return attribute }
         let stored: Value
         do {
             stored = try attribute.storageValue(for: defaultValue)

@@ -86,7 +86,7 @@ final class KeyPathProbe: @unchecked Sendable {
         case .date: return Date(timeIntervalSinceReferenceDate: 0)
         case .uuid: return UUID()
         case .binaryData: return Data()
-        case .transformable: return nil
+        case .transformable, .undefined: return nil
         }
     }
 }

@@ -135,6 +135,7 @@ extension ManagedObject {
         guard let value = ManagedValueCoercion.unwrap(value), !(value is NSNull) else { return nil }
         if let fast = a.type.canonicalFastPath(value) { return fast }
         if case .transformable = a.type { return value }
+        if a.type == .undefined { return value }
         guard let stored = try? a.storageValue(for: value), !stored.isNull else { return nil }
         guard let converted = try? a.swiftValue(from: stored) else { return value }
         return converted

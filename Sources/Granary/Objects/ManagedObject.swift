@@ -173,6 +173,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         switch layout.kinds[i] {
         case .attribute(let a):
             let value = ManagedValueCoercion.unwrap(value)
+            if a.type == .undefined {
+                // Any value at all, kept as set: the attribute is transient and never converted for storage.
+                setRaw(value is NSNull ? nil : value, at: i)
+                return
+            }
             let canonical: Any?
             do {
                 canonical = try a.type.swiftValue(from: a.storageValue(for: value))

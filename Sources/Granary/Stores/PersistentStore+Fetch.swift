@@ -44,7 +44,7 @@ extension PersistentStore {
                 case .date: kind = .date
                 case .uuid: kind = .uuid
                 case .uri: kind = .uri
-                case .binaryData, .transformable: kind = .binary
+                case .binaryData, .transformable, .undefined: kind = .binary
                 }
             case .relationship(let r):
                 kind = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)

@@ -8,10 +8,14 @@ extension ManagedObjectModel {
     /// `NSManagedObjectModel(contentsOf:)` does with the compiled form (Linux has no model compiler, so the
     /// source files are read). Entities, attributes (types, optional, transient, indexed, defaults,
     /// minimum/maximum, regular expression), relationships, uniqueness constraints, fetch and compound
-    /// indexes, configurations and renaming identifiers are read; Xcode's required-unless-`optional="YES"`
-    /// holds for every property. Transformable attributes take their value type's name from Xcode's
-    /// "Custom Class" field (without a leading `.`): register a codec under that name first, as with
-    /// `AttributeType.transformable(Point.self, name: "Point")`.
+    /// indexes, configurations and renaming identifiers (`renamingIdentifier`, else `elementID`) are read;
+    /// transient attributes of Xcode's Undefined type load as `AttributeType.undefined`; Xcode's
+    /// required-unless-`optional="YES"` holds for every property. Transformable attributes with Core Data's
+    /// default transformer and no custom class (or a property-list one) are
+    /// `AttributeType.secureUnarchiveFromData`; an app's transformer, or any other custom class (without a
+    /// leading `.`), names the type, and values need a transformer registered under that name when they
+    /// are stored or read, not when the model loads
+    /// (`AttributeType.registerTransformer(named:valueType:transform:reverseTransform:)`).
     ///
     /// `versionIdentifier` is the version's package name without extension ("Model 2"), which Xcode keeps
     /// unique within a bundle; the file's optional `userDefinedModelVersionIdentifier` is not used.
@@ -27,7 +31,8 @@ extension ManagedObjectModel {
     ///     `representedClassName`, with or without the module prefix Xcode may write (`.Author`,
     ///     `MyApp.Author`). Entities whose class is not given use `ManagedObject` itself.
     /// - Throws: `XcodeModelError`: `.unreadable` or `.notAModel` for the URL; `.noCurrentVersion` for a
-    ///   bundle whose current version cannot be told; `.malformedXML`; otherwise every problem of the file
+    ///   bundle whose current version cannot be told; `.xcode3Format` for a package in Xcode 3's binary
+    ///   format; `.malformedXML`; otherwise every problem of the file
     ///   at once — `.unknownElement`, `.unknownAttribute`, `.missingAttribute`, `.invalidValue`,
     ///   `.unsupported` or `.missingInverse` for each element that cannot be mapped, `.unknownClass` for
     ///   each key of `classes` that binds no entity — as `.problems` when there are several (read

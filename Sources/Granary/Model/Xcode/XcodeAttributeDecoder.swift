@@ -14,9 +14,11 @@ struct XcodeAttributeDecoder {
     static let knownAttributes: Set<String> = [
         "name", "attributeType", "optional", "transient", "indexed", "defaultValueString", "defaultDateTimeInterval",
         "minValueString", "maxValueString", "minDateTimeInterval", "maxDateTimeInterval", "regularExpressionString",
-        "renamingIdentifier", "customClassName", "valueTransformerName", "derived", "derivationExpression",
+        "renamingIdentifier", "elementID", "customClassName", "valueTransformerName", "derived", "derivationExpression",
+        // The composite a Composite attribute uses; the type is refused with its own message.
+        "composite",
         // Ignored: none of these changes what is stored or how it validates in Granary.
-        "usesScalarValueType", "syncable", "elementID", "versionHashModifier", "allowsExternalBinaryDataStorage",
+        "usesScalarValueType", "syncable", "versionHashModifier", "allowsExternalBinaryDataStorage",
         "preserveAfterDeletion", "spotlightIndexingEnabled", "storedInTruthFile", "allowsCloudEncryption",
     ]
 
@@ -27,12 +29,6 @@ struct XcodeAttributeDecoder {
         "Binary": .binaryData, "UUID": .uuid, "URI": .uri,
     ]
 
-    /// Foundation's transformers, which archive any class: their names do not identify a value type.
-    private static let archivingTransformers: Set<String> = [
-        "NSSecureUnarchiveFromData", "NSSecureUnarchiveFromDataTransformer", "NSKeyedUnarchiveFromData",
-        "NSUnarchiveFromData",
-    ]
-
     private static let posix = Locale(identifier: "en_US_POSIX")
 
     let element: XcodeModelElement
@@ -40,8 +36,10 @@ struct XcodeAttributeDecoder {
     /// The attribute the element declares. Problems with its default value, bounds or flags are reported
     /// to the element's diagnostics and the attribute is still returned, so that each is found; a problem
     /// that leaves no attribute to return is thrown.
-    /// - Throws: `XcodeModelError.missingAttribute` (`name`, `attributeType`, the type name of a
-    ///   transformable), `.invalidValue` (an unknown type), `.unsupported` (types Granary lacks). Reported: `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
+    /// - Throws: `XcodeModelError.missingAttribute` (`name`), `.invalidValue` (an unknown type),
+    ///   `.unsupported` (composite attributes, the Undefined type — no `attributeType` — on an attribute
+    ///   that is not transient, and types Granary lacks). Reported:
+    ///   `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
     ///   default or bound that does not parse as the attribute's type or that the type does not take.
     func decode() throws(XcodeModelError) -> AttributeDescription {
         try element.checkAttributes(Self.knownAttributes)
@@ -58,7 +56,7 @@ struct XcodeAttributeDecoder {
         return AttributeDescription(
             name: name, type: type, isOptional: flag("optional"), defaultValue: initial,
             isTransient: flag("transient"), isIndexed: flag("indexed"), validationRules: rules,
-            renamingIdentifier: element.nonEmpty("renamingIdentifier"), derivationExpression: derivation)
+            renamingIdentifier: element.renamingIdentifier, derivationExpression: derivation)
     }
 
     /// A YES/NO flag; one that is neither is reported and read as NO.
@@ -69,28 +67,58 @@ struct XcodeAttributeDecoder {
     // MARK: Type
 
     private func attributeType() throws(XcodeModelError) -> AttributeType {
-        let name = try element.required("attributeType")
+        // Xcode writes no attributeType for its "Undefined" type; it is allowed on transient attributes only
+        // (Core Data's model compiler refuses it elsewhere, and the model check reports it).
+        guard let name = element.nonEmpty("attributeType") else { return try undefined() }
         if let type = Self.types[name] { return type }
         switch name {
         case "Transformable":
-            // The value's type, as Xcode's "Custom Class" field names it (a leading "." means the current
-            // module). An app's own transformer name stands in when no class is given, so a codec can be
-            // registered under it; Foundation's archiving transformers say nothing about the type.
-            if let className = element.nonEmpty("customClassName") {
-                return .transformable(valueTypeName: className.hasPrefix(".") ? String(className.dropFirst()) : className)
-            }
-            if let transformer = element.nonEmpty("valueTransformerName"), !Self.archivingTransformers.contains(transformer) {
-                return .transformable(valueTypeName: transformer)
-            }
-            throw .missingAttribute(element.location, attribute: "customClassName")
-        case "Undefined", "Object ID", "Composite":
+            return transformableType()
+        case "Undefined":
+            // Not what Xcode writes (it leaves the type out), but unambiguous.
+            return try undefined()
+        case "Composite":
+            throw .unsupported(
+                element.location, feature: "composite attributes (Xcode 15)",
+                reason: "Granary stores no composite attribute; declare the composite's fields as attributes of the "
+                    + "entity (address_city, address_street…)")
+        case "Object ID":
             throw .unsupported(
                 element.location, feature: "attribute type \(name)",
                 reason: "Granary's attribute types are integers, Double, Float, Decimal, Boolean, String, Date, Binary, "
-                    + "UUID, URI and Transformable")
+                    + "UUID, URI, Transformable and (for transient attributes) Undefined")
         default:
             throw element.invalid("attributeType", "not an attribute type Xcode writes")
         }
+    }
+
+    /// The Undefined type, which only a transient attribute may have.
+    private func undefined() throws(XcodeModelError) -> AttributeType {
+        guard flag("transient") else {
+            throw .unsupported(
+                element.location, feature: "attribute type Undefined on a stored attribute",
+                reason: "Core Data refuses it too (such values have no storage form): choose a type, or make the "
+                    + "attribute transient")
+        }
+        return .undefined
+    }
+
+    /// The transformable type of the attribute, named after what codes its values, as Core Data decides:
+    /// - an app's transformer (`valueTransformerName` other than Foundation's archiving ones) codes them
+    ///   whatever the custom class says, so its name is the type's name, under which the app registers it;
+    /// - otherwise Foundation's keyed archiver does: for no custom class, or a property-list class
+    ///   (`NSArray`, `[String]`…), the type is `secureUnarchiveFromData`, so changing the default
+    ///   transformer's name or declaring the class changes nothing stored, as in Core Data;
+    /// - any other class (`UIColor`, `CKRecordID`, an app's `NSSecureCoding` class) keeps its name (a
+    ///   leading "." means the current module): the model loads, and storing or reading such a value
+    ///   needs a transformer registered under that name.
+    private func transformableType() -> AttributeType {
+        if let transformer = element.nonEmpty("valueTransformerName"), !KeyedArchive.archivingTransformerNames.contains(transformer) {
+            return .transformable(valueTypeName: transformer)
+        }
+        guard let className = element.nonEmpty("customClassName") else { return .secureUnarchiveFromData }
+        let name = className.hasPrefix(".") ? String(className.dropFirst()) : className
+        return PropertyListTypeName.isArchived(name) ? .secureUnarchiveFromData : .transformable(valueTypeName: name)
     }
 
     // MARK: Default value
@@ -112,13 +140,13 @@ struct XcodeAttributeDecoder {
         func invalid(_ reason: String) -> XcodeModelError { element.invalid("defaultValueString", reason) }
         switch type {
         case .integer16:
-            guard let value = Int16(text) else { throw invalid("not a 16-bit integer") }
+            guard let value = integer(text).flatMap({ Int16(exactly: $0) }) else { throw invalid("not a 16-bit integer") }
             return value
         case .integer32:
-            guard let value = Int32(text) else { throw invalid("not a 32-bit integer") }
+            guard let value = integer(text).flatMap({ Int32(exactly: $0) }) else { throw invalid("not a 32-bit integer") }
             return value
         case .integer64:
-            guard let value = Int64(text) else { throw invalid("not a 64-bit integer") }
+            guard let value = integer(text) else { throw invalid("not a 64-bit integer") }
             return value
         case .double:
             guard let value = Double(text) else { throw invalid("not a number") }
@@ -131,9 +159,13 @@ struct XcodeAttributeDecoder {
             return value
         case .boolean:
             switch text {
-            case "YES", "true", "1": return true
-            case "NO", "false", "0": return false
-            default: throw invalid("expected YES or NO")
+            case "YES", "true": return true
+            case "NO", "false": return false
+            default:
+                // Older Xcode versions wrote Boolean defaults as numbers ("0.0", "1.0", even "100"); Core Data
+                // reads any nonzero number as true.
+                guard let number = Double(text), number.isFinite else { throw invalid("expected YES or NO") }
+                return number != 0
             }
         case .string:
             return text
@@ -143,7 +175,7 @@ struct XcodeAttributeDecoder {
         case .uri:
             guard let value = URL(string: text) else { throw invalid("not a URI") }
             return value
-        case .date, .binaryData, .transformable:
+        case .date, .binaryData, .transformable, .undefined:
             throw invalid("a \(type) attribute takes no default value")
         }
     }
@@ -198,6 +230,20 @@ struct XcodeAttributeDecoder {
             throw element.invalid(attribute, "expected seconds since 2001-01-01 00:00:00 UTC")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    /// An integer default as files from older Xcode versions write them too: a whole number written as a
+    /// decimal ("0.0", "12.0"), or YES/NO (1 and 0), which Core Data's model compiler accepts. A number with
+    /// a fractional part is not an integer default, and stays an error.
+    private func integer(_ text: String) -> Int64? {
+        if let value = Int64(text) { return value }
+        switch text {
+        case "YES": return 1
+        case "NO": return 0
+        default:
+            guard let number = Double(text), number.rounded() == number else { return nil }
+            return Int64(exactly: number)
+        }
     }
 
     /// A decimal number written the plain way (`-12.50`, `1e3`); `Decimal(string:)` alone would accept a

@@ -142,12 +142,27 @@ public struct XcodeModelBundle: Sendable {
                     + "\(currentVersionFile) file to say which is current")
         }
         guard let data = try? Data(contentsOf: marker),
-            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-            let currentName = plist[currentVersionKey] as? String
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
         else {
             throw .noCurrentVersion(
                 XcodeModelError.Location(path: marker.path),
                 reason: "expected a property list with a string under \(currentVersionKey)")
+        }
+        guard let currentName = plist[currentVersionKey] as? String else {
+            guard plist[currentVersionKey] == nil else {
+                throw .noCurrentVersion(
+                    XcodeModelError.Location(path: marker.path), reason: "\(currentVersionKey) is not a string")
+            }
+            // An empty dictionary (Xcode writes one when the current version was never chosen): Xcode then
+            // uses the version named like the bundle, and so does Granary; failing that, the newest.
+            let bundleName = bundle.deletingPathExtension().lastPathComponent
+            let current = names.firstIndex(of: bundleName) ?? names.count - 1
+            let reason = names[current] == bundleName
+                ? "\(currentVersionFile) names no version, and this one is named like the bundle, as Xcode chooses"
+                : "\(currentVersionFile) names no version and none is named like the bundle, so the newest was taken"
+            return Listing(
+                packages: packages, current: current,
+                warnings: [.currentVersionChosen(XcodeModelError.Location(path: marker.path), version: names[current], reason: reason)])
         }
         let name = currentName.hasSuffix(".xcdatamodel") ? String(currentName.dropLast(".xcdatamodel".count)) : currentName
         guard let current = names.firstIndex(of: name) else {

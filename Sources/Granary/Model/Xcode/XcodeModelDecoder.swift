@@ -1,13 +1,16 @@
 /// Turns the element tree of an Xcode `contents` file into the entity descriptions and configurations a
 /// `ManagedObjectModel` is built from, remembering where each declaration was for error messages.
 ///
-/// What is read: entities (name, class, parent, abstract, renaming identifier), attributes (see
-/// `XcodeAttributeDecoder`; derived ones included), relationships, fetched properties (see
-/// `XcodeFetchedPropertyDecoder`), uniqueness constraints, fetch indexes and the older compound indexes,
-/// configurations. What is skipped on purpose: the diagram layout (`<elements>`), `<userInfo>`
-/// dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's `FetchRequest` is
-/// built in code), and attributes that only concern code generation, Spotlight, CloudKit or Core Data's
-/// SQLite layout. Everything else, known or not, is an error, so nothing in the file is lost silently.
+/// What is read: entities (name, class, parent, abstract, renaming identifier from `renamingIdentifier`
+/// or `elementID`), attributes (see `XcodeAttributeDecoder`; derived ones included), relationships,
+/// fetched properties (see `XcodeFetchedPropertyDecoder`), uniqueness constraints, fetch indexes and the
+/// older compound indexes, configurations. What is skipped on purpose: the diagram layout (`<elements>`),
+/// `<userInfo>` dictionaries, fetch request templates (`<fetchRequest>` at model level: Granary's
+/// `FetchRequest` is built in code), Xcode 4's `name` on `<model>`, and attributes that only concern code
+/// generation, Spotlight, CloudKit or Core Data's SQLite layout. What Core Data ignores where it is written
+/// (`ordered` on a to-one, `indexed` on a relationship) and unknown attributes whose value is `NO` or empty
+/// are skipped with a warning. Everything else, known or not, is an error, so nothing in the file is lost
+/// silently.
 ///
 /// A problem skips the element it is about (an attribute, a relationship, an index…) and is reported to
 /// `diagnostics`; reading goes on, so that one pass finds every problem of the file.
@@ -30,17 +33,21 @@ struct XcodeModelDecoder {
     private static let modelAttributes: Set<String> = [
         "type", "documentVersion", "lastSavedToolsVersion", "systemVersion", "minimumToolsVersion", "sourceLanguage",
         "userDefinedModelVersionIdentifier", "iOSVersion", "macOSVersion", "usedWithCloudKit", "usedWithSwiftData",
+        // Xcode 4 wrote `name=""`; the model compiler ignores it (a version's name is its package's).
+        "name",
     ]
     private static let entityAttributes: Set<String> = [
-        "name", "representedClassName", "parentEntity", "isAbstract", "renamingIdentifier",
+        "name", "representedClassName", "parentEntity", "isAbstract", "renamingIdentifier", "elementID",
         // Ignored: code generation, CloudKit and version-hash details with no effect on a Granary store.
-        "syncable", "codeGenerationType", "elementID", "versionHashModifier",
+        "syncable", "codeGenerationType", "versionHashModifier",
     ]
     private static let relationshipAttributes: Set<String> = [
         "name", "destinationEntity", "inverseName", "inverseEntity", "optional", "toMany", "ordered", "minCount",
-        "maxCount", "deletionRule", "renamingIdentifier", "transient",
+        "maxCount", "deletionRule", "renamingIdentifier", "elementID", "transient",
+        // Read and ignored with a warning (see `relationship(_:entity:)`).
+        "indexed",
         // Ignored, as for attributes.
-        "syncable", "elementID", "versionHashModifier", "spotlightIndexingEnabled", "storedInTruthFile",
+        "syncable", "versionHashModifier", "spotlightIndexingEnabled", "storedInTruthFile",
     ]
     private static let deleteRules: [String: DeleteRule] = [
         "Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction,
@@ -85,10 +92,11 @@ struct XcodeModelDecoder {
                     try configuration(child, into: &result)
                 case "fetchRequest", "elements":
                     break
-                case "composite":
+                case "composite", "compositeAttribute":
                     throw .unsupported(
-                        child.location, feature: "composite attribute",
-                        reason: "declare its fields as attributes of the entities that use it")
+                        child.location, feature: "composite attributes (Xcode 15)",
+                        reason: "Granary stores no composite attribute; declare the composite's fields as attributes "
+                            + "of the entities that use it")
                 default:
                     throw .unknownElement(child.location, parent: model.tag)
                 }
@@ -164,7 +172,7 @@ struct XcodeModelDecoder {
         return EntityDescription(
             name: name, objectType: objectType, isAbstract: try element.flag("isAbstract"),
             superentityName: element.nonEmpty("parentEntity"), properties: properties, uniquenessConstraints: constraints,
-            indexes: indexes, renamingIdentifier: element.nonEmpty("renamingIdentifier"),
+            indexes: indexes, renamingIdentifier: element.renamingIdentifier,
             fetchedProperties: fetchedProperties)
     }
 
@@ -232,11 +240,23 @@ struct XcodeModelDecoder {
         }
         // Core Data reads a maximum of 0 as "no limit"; Xcode writes it for cleared fields.
         let maxCount = try element.count("maxCount").flatMap { $0 == 0 ? nil : $0 }
+        let isToMany = try element.flag("toMany")
+        var isOrdered = try element.flag("ordered")
+        if isOrdered && !isToMany {
+            // Xcode keeps the checkbox's state after a to-many becomes to-one; Core Data ignores it there.
+            element.ignore("ordered", "a to-one relationship has no order")
+            isOrdered = false
+        }
+        if try element.flag("indexed") {
+            element.ignore(
+                "indexed",
+                "Granary declares no index on a relationship; the relationship is stored the same, only fetches by it may be slower")
+        }
         return RelationshipDescription(
-            name: name, destinationEntityName: destination, inverseName: inverse, isToMany: try element.flag("toMany"),
-            isOrdered: try element.flag("ordered"), deleteRule: deleteRule, isOptional: try element.flag("optional"),
+            name: name, destinationEntityName: destination, inverseName: inverse, isToMany: isToMany,
+            isOrdered: isOrdered, deleteRule: deleteRule, isOptional: try element.flag("optional"),
             minCount: try element.count("minCount") ?? 0, maxCount: maxCount,
-            renamingIdentifier: element.nonEmpty("renamingIdentifier"))
+            renamingIdentifier: element.renamingIdentifier)
     }
 
     // MARK: Indexes

@@ -40,6 +40,14 @@ struct XcodeModelElement {
         return value
     }
 
+    /// The renaming identifier of an entity or property: `renamingIdentifier` as older files write it, else
+    /// `elementID`, where Xcode's inspector saves its "Renaming ID" field; nil when neither is given. Core
+    /// Data's model compiler turns `elementID` into the description's renaming identifier, and the older
+    /// attribute takes precedence when both are present.
+    var renamingIdentifier: String? {
+        nonEmpty("renamingIdentifier") ?? nonEmpty("elementID")
+    }
+
     /// A `YES`/`NO` flag; absent means `NO`, as Xcode writes only the flags that are set.
     /// - Throws: `XcodeModelError.invalidValue` for any other value.
     func flag(_ name: String) throws(XcodeModelError) -> Bool {
@@ -68,10 +76,18 @@ struct XcodeModelElement {
     /// Checks that every attribute is one the decoder knows (reads or deliberately ignores) and that the
     /// element holds no text, so nothing in the file is silently dropped. Each unknown attribute is reported
     /// and the element is still read, so that its other problems are found too.
+    ///
+    /// An unknown attribute whose value is `NO` or empty is only a warning: Xcode writes a flag that is off,
+    /// or a field left empty, as it would leave the attribute out, so such a value cannot change what the
+    /// model means. Any other value of an attribute Granary does not know might, and is a problem.
     /// - Throws: `XcodeModelError.unsupported` for text inside the element.
     func checkAttributes(_ known: Set<String>) throws(XcodeModelError) {
         for attribute in element.attributes where !known.contains(attribute.name) {
-            diagnostics.report(.unknownAttribute(location, attribute: attribute.name))
+            if attribute.value == "NO" || attribute.value.isEmpty {
+                ignore(attribute.name, "not an attribute Granary knows, and its value means the same as leaving it out")
+            } else {
+                diagnostics.report(.unknownAttribute(location, attribute: attribute.name))
+            }
         }
         if element.text.contains(where: { !$0.isWhitespace }) {
             throw .unsupported(location, feature: "text inside <\(tag)>", reason: "Xcode writes none there")

@@ -44,6 +44,10 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     case unreadable(Location, reason: String)
     /// The URL is neither an `.xcdatamodel` package nor an `.xcdatamodeld` bundle.
     case notAModel(Location, reason: String)
+    /// An `.xcdatamodel` package in Xcode 3's binary format (`elements` and `layout` files, no `contents`),
+    /// which Granary does not read: opening the model in a current Xcode and saving it rewrites it as the
+    /// XML `contents` file Granary reads.
+    case xcode3Format(Location)
     /// The `contents` file is not well-formed XML.
     case malformedXML(Location, reason: String)
     /// An element Xcode does not write inside `parent`, or one this loader does not know.
@@ -56,7 +60,8 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     /// default value that does not parse as the attribute's type).
     case invalidValue(Location, attribute: String, value: String, reason: String)
     /// A Core Data feature Granary does not have: derived attributes, fetched properties, transient
-    /// relationships, R-tree or expression indexes.
+    /// relationships, R-tree or expression indexes, composite attributes (Xcode 15), the Undefined type on
+    /// a stored attribute.
     case unsupported(Location, feature: String, reason: String)
     /// A relationship with no inverse: Xcode allows it, Granary keeps every relationship two-sided.
     case missingInverse(Location, entity: String, relationship: String)
@@ -94,6 +99,8 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .problems(let list):
             return list.first?.location ?? Location(path: "")
+        case .xcode3Format(let location):
+            return location
         case .unreadable(let location, _), .notAModel(let location, _), .malformedXML(let location, _),
             .unknownElement(let location, _), .unknownAttribute(let location, _), .missingAttribute(let location, _),
             .invalidValue(let location, _, _, _), .unsupported(let location, _, _), .missingInverse(let location, _, _),
@@ -115,6 +122,10 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
             return prefix + "cannot read the model: \(reason)"
         case .notAModel(_, let reason):
             return prefix + "not an Xcode model: \(reason)"
+        case .xcode3Format:
+            return prefix + "this model is in Xcode 3's binary format (elements and layout files, no contents file), "
+                + "which Granary cannot read: open the model in a current Xcode and save it, which rewrites it as the "
+                + "XML contents file"
         case .malformedXML(_, let reason):
             return prefix + "malformed XML: \(reason)"
         case .unknownElement(_, let parent):

@@ -57,7 +57,9 @@ struct XcodeModelPackage {
             XcodeModelDecoder.Result(sourceMap: XcodeSourceMap(path: path), problems: [problem])
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            return failure(.unreadable(XcodeModelError.Location(path: url.path), reason: "the package has no contents file"))
+            let location = XcodeModelError.Location(path: url.path)
+            let isXcode3 = ["elements", "layout"].contains { FileManager.default.fileExists(atPath: url.appendingPathComponent($0).path) }
+            return failure(isXcode3 ? .xcode3Format(location) : .unreadable(location, reason: "the package has no contents file"))
         }
         let data: Data
         do {

@@ -8,8 +8,8 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
     /// An attribute that has no meaning where it is written, and that Core Data ignores there too, such as
     /// `ordered="YES"` on a to-one relationship or `indexed="YES"` on a to-many one.
     case ignoredAttribute(XcodeModelError.Location, attribute: String, reason: String)
-    /// The bundle's `.xccurrentversion` names no version (an empty dictionary, or no such file with
-    /// several versions), so the version named like the bundle was taken as current, as Xcode does.
+    /// The bundle's `.xccurrentversion` names no version (an empty dictionary), so the version named like
+    /// the bundle was taken as current, as Xcode does, or the newest when no version has the bundle's name.
     case currentVersionChosen(XcodeModelError.Location, version: String, reason: String)
 
     /// Where the warning applies.
