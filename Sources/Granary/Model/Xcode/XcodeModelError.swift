@@ -59,9 +59,8 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     /// An attribute whose value cannot be read (an unknown `attributeType`, "maybe" for a YES/NO flag, a
     /// default value that does not parse as the attribute's type).
     case invalidValue(Location, attribute: String, value: String, reason: String)
-    /// A Core Data feature Granary does not have: derived attributes, fetched properties, transient
-    /// relationships, R-tree or expression indexes, composite attributes (Xcode 15), the Undefined type on
-    /// a stored attribute.
+    /// A Core Data feature Granary does not have: transient relationships, R-tree or expression indexes,
+    /// composite attributes (Xcode 15), the Undefined type on a stored attribute.
     case unsupported(Location, feature: String, reason: String)
     /// A relationship with no inverse: Xcode allows it, Granary keeps every relationship two-sided.
     case missingInverse(Location, entity: String, relationship: String)
