@@ -141,6 +141,15 @@ import Testing
             objects.append(.dictionary(["$class": .uid(1), "NS.objects": .array(level == 999 ? [] : [.uid(next)])]))
         }
         #expect(Self.problem(Self.archive(objects: objects, root: 2))?.contains("nest deeper than") == true)
+        // Shared objects decoded once and then wrapped again and again nest as deep, though each is reached
+        // shallowly the first time: a root holding o1, o2 = [o1], o3 = [o2]…
+        var shared: [BinaryPropertyList] = [.string("$null"), .dictionary(["$classname": .string("NSArray")]), .string("leaf")]
+        let first = shared.count
+        for level in 0..<200 {
+            shared.append(.dictionary(["$class": .uid(1), "NS.objects": .array([.uid(UInt64(level == 0 ? 2 : first + level - 1))])]))
+        }
+        shared.append(.dictionary(["$class": .uid(1), "NS.objects": .array((first..<first + 200).map { .uid(UInt64($0)) })]))
+        #expect(Self.problem(Self.archive(objects: shared, root: UInt64(shared.count - 1)))?.contains("nest deeper than") == true)
     }
 
     @Test func garbageAndTruncatedBytesAreErrors() throws {
