@@ -7,7 +7,7 @@ struct GranaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "granary",
         abstract: "Inspect, check and maintain Granary stores.",
-        subcommands: [Demo.self, Info.self, Verify.self, Checkpoint.self, Dump.self, Recover.self, Migrate.self],
+        subcommands: [Demo.self, Info.self, Verify.self, Checkpoint.self, Dump.self, Recover.self, Migrate.self, ModelCommand.self],
         defaultSubcommand: Demo.self)
 }
 

@@ -92,14 +92,6 @@ import Testing
 
     @Test func unsupportedCoreDataFeaturesAreRejectedByName() throws {
         let cases: [(String, Int, String)] = [
-            (#"        <attribute name="n" attributeType="Integer 32" derived="YES" derivationExpression="books.@count"/>"#, 4, "derived attribute"),
-            (
-                """
-                        <fetchedProperty name="recent" optional="YES">
-                            <fetchRequest name="fetchedPropertyFetchRequest" entity="Thing" predicateString="TRUEPREDICATE"/>
-                        </fetchedProperty>
-                """, 4, "fetched property"
-            ),
             (
                 """
                         <attribute name="x" attributeType="Double"/>

@@ -32,6 +32,9 @@ final class EntityPlan: Sendable {
     private let code: Int64
     private let columnCount: Int
     private let moves: [Move]
+    /// Destination properties whose values a migrated row may lack (a required value with nothing to
+    /// fill it, a to-many with a higher minimum): checked on every row, as Core Data validates.
+    private let checks: [(column: Int, property: PropertyDescription)]
     private let transform: EntityMigration.Transform?
     /// For custom transforms: the attributes of each side with their columns.
     private let sourceAttributes: [(AttributeDescription, Int)]
@@ -53,6 +56,7 @@ final class EntityPlan: Sendable {
         transform = step.custom[name]?.transform
 
         var moves: [Move] = []
+        var checks: [(column: Int, property: PropertyDescription)] = []
         for property in destination.properties where !property.isTransient {
             guard let column = mapping.column(forProperty: property.name) else { continue }
             let previous = step.sourceProperty(of: property, in: source)
@@ -63,24 +67,59 @@ final class EntityPlan: Sendable {
                 do { fill = a.defaultValue == nil ? .null : try a.storageValue(for: a.defaultValue) } catch {
                     throw MigrationError.invalidObject(entity: destination.name, key: 0, reason: "the default value of \(a.name) cannot be stored: \(SafeDescription.of(error))")
                 }
+                var alwaysSet = fill != .null
                 if case .attribute(let old)? = p, let from, old.type == a.type || InferredMapping.isWidening(from: old.type, to: a.type) {
                     moves.append(Move(column: column, source: from, conversion: fill == .null ? .copy : .fillingNull, fill: fill))
+                    alwaysSet = alwaysSet || !old.isOptional
                 } else {
                     moves.append(Move(column: column, source: nil, conversion: .constant, fill: fill))
                 }
+                if !a.isOptional && !alwaysSet { checks.append((column, property)) }
             case (.relationship(let r), let p):
                 let empty: Value = r.isToMany ? .references([]) : .null
                 if case .relationship(let old)? = p, let from, step.sourceOf[r.destinationEntityName] == old.destinationEntityName,
                    r.isToMany || !old.isToMany {
                     moves.append(Move(column: column, source: from, conversion: old.isToMany ? .references : .reference(toMany: r.isToMany), fill: empty))
+                    let sameRules = old.isToMany == r.isToMany && old.isOptional == r.isOptional
+                        && old.minCount == r.minCount && old.maxCount == r.maxCount
+                    if !sameRules && Self.canFail(r) { checks.append((column, property)) }
                 } else {
                     moves.append(Move(column: column, source: nil, conversion: .constant, fill: empty))
+                    if Self.canFail(r) { checks.append((column, property)) }
                 }
             }
         }
         self.moves = moves
+        self.checks = checks
         sourceAttributes = source.attributes.filter { !$0.isTransient }.compactMap { a in sourceMapping.column(forProperty: a.name).map { (a, $0) } }
         destinationAttributes = destination.attributes.filter { !$0.isTransient }.compactMap { a in mapping.column(forProperty: a.name).map { (a, $0) } }
+    }
+
+    /// Whether some number of destinations fails the relationship's rules.
+    private static func canFail(_ r: RelationshipDescription) -> Bool {
+        if r.isToMany { return (!r.isOptional && r.minCount > 0) || r.maxCount != nil }
+        return !r.isOptional
+    }
+
+    /// How a mapped row fails the destination entity: each checked property with the reason.
+    func failures(of row: Row) -> [(property: String, reason: ValidationError.Reason)] {
+        var result: [(property: String, reason: ValidationError.Reason)] = []
+        for (column, property) in checks {
+            let value = row[column]
+            switch property {
+            case .attribute(let a):
+                if value.isNull { result.append((a.name, .missing)) }
+            case .relationship(let r):
+                let count: Int
+                switch value {
+                case .references(let refs): count = refs.count
+                case .reference: count = 1
+                default: count = 0
+                }
+                for error in r.validate(count: count) { result.append((r.name, error.reason)) }
+            }
+        }
+        return result
     }
 
     /// The destination row for a source row, or nil when a custom transform discards it.

@@ -20,6 +20,14 @@ struct InferredMapping: Sendable {
     /// Destination entity name by source entity name; absent for dropped entities.
     private(set) var destinationOf: [String: String] = [:]
     let custom: [String: EntityMigration]
+    /// The mapping model this step follows instead of inference, if one covers it.
+    let mappingModel: MappingModel?
+    let migrationPolicies: [String: EntityMigrationPolicy]
+    /// Removals the app said are meant, so a same-typed addition beside them is not a rename.
+    let acknowledgedRemovals: Set<String>
+    let allowsUnannouncedRenames: Bool
+    /// Removals that may be renames inference was not told about; each is also a problem change.
+    private(set) var unannouncedRenames: [UnannouncedRename] = []
 
     /// Whether the step may drop some objects of a table it keeps (a removed sub-entity, a custom
     /// transform that discards), so that references to them must be found and removed.
@@ -34,17 +42,59 @@ struct InferredMapping: Sendable {
     /// Changes that inference cannot carry out.
     var problems: [ModelChange] { changes.filter { !$0.isInferable } }
 
-    init(from source: ManagedObjectModel, to destination: ManagedObjectModel, step: MigrationStep?) {
+    /// Changes that hold or not depending on the stored objects: the migration checks every migrated
+    /// object against them, and an empty store always passes.
+    var dataRequirements: [ModelChange] { changes.filter { $0.dataRequirement != nil } }
+
+    init(from source: ManagedObjectModel, to destination: ManagedObjectModel, step: MigrationStep?,
+         options: MigrationOptions = MigrationOptions(), mappingModel: MappingModel? = nil) {
         self.source = source
         self.destination = destination
         sourceMapping = StorageMapping(model: source)
         destinationMapping = StorageMapping(model: destination)
         custom = step?.entities ?? [:]
+        acknowledgedRemovals = options.acknowledgedRemovals
+        allowsUnannouncedRenames = options.allowsUnannouncedRenames
+        migrationPolicies = options.migrationPolicies
+        self.mappingModel = step == nil ? mappingModel : nil
         matchEntities()
         for entity in destination.entities { compare(entity) }
+        let added = destination.entities.filter { sourceOf[$0.name] == nil }
         for entity in source.entities where destinationOf[entity.name] == nil {
-            changes.append(ModelChange(entity.name, nil, .entityRemoved))
+            let candidates = custom[entity.name] != nil ? [] : added.filter { Self.mayBeRenamed(entity, to: $0) }.map(\.name)
+            changes.append(removal(entity.name, nil, .entityRemoved, kind: .entity, candidates: candidates))
         }
+        if let mappingModel = self.mappingModel {
+            // The mapping model says what becomes of each change: inference's objections do not apply,
+            // and its own problems take their place.
+            changes = changes.map { ModelChange($0.entity, $0.property, $0.kind) }
+            unannouncedRenames = []
+            let problems = MappingModelMigration.problems(of: mappingModel, step: source, destination, policies: options.migrationPolicies)
+            changes.insert(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path)), at: 0)
+            for problem in problems { changes.append(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path), problem: problem)) }
+        }
+    }
+
+    /// An added entity may be a renamed removed one when it stores the same attributes (names and
+    /// types); entities without attributes are left alone, since nothing would tell them apart.
+    private static func mayBeRenamed(_ old: EntityDescription, to new: EntityDescription) -> Bool {
+        func signature(_ e: EntityDescription) -> Set<String> {
+            Set(e.attributes.filter { !$0.isTransient }.map { "\($0.name):\($0.type.description)" })
+        }
+        let a = signature(old)
+        return !a.isEmpty && a == signature(new)
+    }
+
+    /// A removal change, refused when it may be an unannounced rename the app did not acknowledge.
+    private mutating func removal(_ entity: String, _ property: String?, _ change: ModelChange.Kind,
+                                  kind: UnannouncedRename.Kind, candidates: [String]) -> ModelChange {
+        let key = property.map { "\(entity).\($0)" } ?? entity
+        guard !candidates.isEmpty, !allowsUnannouncedRenames, !acknowledgedRemovals.contains(key) else {
+            return ModelChange(entity, property, change)
+        }
+        let rename = UnannouncedRename(kind: kind, entity: entity, removed: property ?? entity, added: candidates)
+        unannouncedRenames.append(rename)
+        return ModelChange(entity, property, change, problem: rename.reason)
     }
 
     // MARK: Matching
@@ -129,9 +179,14 @@ struct InferredMapping: Sendable {
         for property in entity.properties {
             if let previous = sourceProperty(of: property, in: old) { rename[previous.name] = property.name }
         }
+        let added = entity.declaredProperties.filter { !$0.isTransient && sourceProperty(of: $0, in: old) == nil }
         for property in old.declaredProperties where !property.isTransient && rename[property.name] == nil {
-            let kind: ModelChange.Kind = property.attribute != nil ? .attributeRemoved : .relationshipRemoved
-            changes.append(ModelChange(name, property.name, kind))
+            let candidates = custom[sourceName] != nil ? [] : added.filter { mayBeRenamed(property, to: $0) }.map(\.name)
+            if property.attribute != nil {
+                changes.append(removal(name, property.name, .attributeRemoved, kind: .attribute, candidates: candidates))
+            } else {
+                changes.append(removal(name, property.name, .relationshipRemoved, kind: .relationship, candidates: candidates))
+            }
         }
         compareIndexes(of: entity, with: old, rename: rename)
     }
@@ -142,13 +197,12 @@ struct InferredMapping: Sendable {
         guard let previous = sourceProperty(of: property, in: old) else {
             switch property {
             case .attribute(let a):
-                let stuck = !a.isOptional && a.defaultValue == nil && !isCustom
+                let check = !a.isOptional && a.defaultValue == nil && !isCustom
                 changes.append(ModelChange(name, a.name, .attributeAdded,
-                                           problem: stuck ? "it is required and has no default value for existing objects" : nil))
+                                           dataRequirement: check ? "it is required and has no default value, so the store must hold no \(name) object" : nil))
             case .relationship(let r):
-                let stuck = !r.isOptional && !isCustom
                 changes.append(ModelChange(name, r.name, .relationshipAdded,
-                                           problem: stuck ? "it is required and existing objects have no destination for it" : nil))
+                                           dataRequirement: isCustom ? nil : Self.emptyRelationshipRequirement(r, entity: name)))
             }
             return
         }
@@ -161,9 +215,9 @@ struct InferredMapping: Sendable {
                                            problem: ok ? nil : "only widening integers (16 to 32 to 64 bits) and float to double are inferred"))
             }
             if p.isOptional && !a.isOptional {
-                let ok = a.defaultValue != nil || isCustom
+                let filled = a.defaultValue != nil || isCustom
                 changes.append(ModelChange(name, a.name, .attributeMadeRequired,
-                                           problem: ok ? nil : "it has no default value for objects where it is nil"))
+                                           dataRequirement: filled ? nil : "it has no default value, so every \(name) object must already have a value for it"))
             } else if !p.isOptional && a.isOptional {
                 changes.append(ModelChange(name, a.name, .attributeMadeOptional))
             }
@@ -182,10 +236,17 @@ struct InferredMapping: Sendable {
                 changes.append(ModelChange(name, r.name, .relationshipOrderingChanged(isOrdered: r.isOrdered)))
             }
             if p.isOptional && !r.isOptional {
-                changes.append(ModelChange(name, r.name, .relationshipMadeRequired,
-                                           problem: "existing objects may have no destination for it"))
+                let requirement = r.isToMany
+                    ? (r.minCount > 0 ? "every \(name) object must already hold at least \(r.minCount) of them" : nil)
+                    : "every \(name) object must already have a destination for it"
+                changes.append(ModelChange(name, r.name, .relationshipMadeRequired, dataRequirement: isCustom ? nil : requirement))
             } else if !p.isOptional && r.isOptional {
                 changes.append(ModelChange(name, r.name, .relationshipMadeOptional))
+            }
+            if r.isToMany && p.isToMany && (r.minCount != p.minCount || r.maxCount != p.maxCount) {
+                let tighter = r.minCount > p.minCount || (r.maxCount.map { new in p.maxCount.map { new < $0 } ?? true } ?? false)
+                changes.append(ModelChange(name, r.name, .relationshipCountsChanged(minCount: r.minCount, maxCount: r.maxCount),
+                                           dataRequirement: tighter && !isCustom ? "every \(name) object's count must already fit" : nil))
             }
         default:
             changes.append(ModelChange(name, property.name, .propertyKindChanged,
@@ -193,10 +254,34 @@ struct InferredMapping: Sendable {
         }
     }
 
+    /// What an added relationship asks of existing objects, which start with no destination: nothing
+    /// when it is optional or a to-many with no minimum (an empty non-optional to-many is valid, as in
+    /// Core Data, whose counts only bind a non-empty or positive-minimum to-many).
+    static func emptyRelationshipRequirement(_ r: RelationshipDescription, entity: String) -> String? {
+        if r.isOptional { return nil }
+        if r.isToMany {
+            return r.minCount > 0 ? "it needs at least \(r.minCount) destinations, so the store must hold no \(entity) object" : nil
+        }
+        return "it is required and existing objects have no destination for it, so the store must hold no \(entity) object"
+    }
+
     static func isWidening(from old: AttributeType, to new: AttributeType) -> Bool {
         let integers: [AttributeType] = [.integer16, .integer32, .integer64]
         if let a = integers.firstIndex(of: old), let b = integers.firstIndex(of: new) { return a < b }
         return old == .float && new == .double
+    }
+
+    /// An added property may be a renamed removed one when it is of the same kind and holds the same
+    /// values: an attribute of the same type, a relationship to the same entity with the same arity.
+    private func mayBeRenamed(_ old: PropertyDescription, to new: PropertyDescription) -> Bool {
+        switch (old, new) {
+        case (.attribute(let a), .attribute(let b)):
+            return a.type == b.type
+        case (.relationship(let a), .relationship(let b)):
+            return destinationOf[a.destinationEntityName] == b.destinationEntityName && a.isToMany == b.isToMany
+        default:
+            return false
+        }
     }
 
     /// Indexes and constraints compared by what they cover, with source property names translated to

@@ -19,6 +19,18 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     /// A migrated object does not fit the new model (a required value missing, a value of the wrong
     /// type set by a custom step).
     case invalidObject(entity: String, key: Int64, reason: String)
+    /// Migrated objects fail the newer model (required values with nothing to fill them, to-many
+    /// relationships below a new minimum), as Core Data decides on the data: listed object by object
+    /// (the first `failures.count` of `count`). An empty store, or one whose objects all comply,
+    /// migrates; fix the objects with the older model, or give the values a default.
+    case validationFailed(from: String, to: String, failures: [MigrationValidationFailure], count: Int)
+    /// Elements were removed beside same-typed additions with no renaming identifier: each may be a
+    /// rename, and migrating would drop its data. Set the renaming identifiers, or acknowledge the
+    /// removals (`MigrationOptions.acknowledgedRemovals`, `allowsUnannouncedRenames`).
+    case unannouncedRenames(from: String, to: String, renames: [UnannouncedRename])
+    /// A mapping model cannot be read, does not fit its versions, or has an expression the migration
+    /// cannot evaluate.
+    case mappingModel(MappingModelError)
     /// A custom step's transform threw for an object.
     case transformFailed(entity: String, key: Int64, underlying: String)
     /// The store is open read-only, so it cannot be migrated.
@@ -44,6 +56,15 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return "existing \(entity) objects violate the new uniqueness constraint on \(properties.joined(separator: ", ")): \(duplicates)"
         case .invalidObject(let entity, let key, let reason):
             return "migrated \(entity) object \(key) does not fit the new model: \(reason)"
+        case .validationFailed(let from, let to, let failures, let count):
+            let more = count > failures.count ? "\n  … and \(count - failures.count) more" : ""
+            return "migrating from model \(from) to model \(to) would leave \(count) invalid value(s) in the store, which was not changed:\n"
+                + failures.map { "  - \($0)" }.joined(separator: "\n") + more
+        case .unannouncedRenames(let from, let to, let renames):
+            return "migrating from model \(from) to model \(to) would drop data that may have been renamed; the store was not changed:\n"
+                + renames.map { "  - \($0)" }.joined(separator: "\n")
+        case .mappingModel(let error):
+            return "\(error)"
         case .transformFailed(let entity, let key, let underlying):
             return "the custom migration of \(entity) object \(key) failed: \(underlying)"
         case .readOnly(let store):

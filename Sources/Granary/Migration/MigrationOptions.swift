@@ -18,6 +18,19 @@ public struct MigrationOptions: Sendable, Hashable {
     /// For caches: a store that cannot be migrated is emptied and started afresh with the new model
     /// (and a new identity) instead of failing. Its data is lost, so it is off by default.
     public var destroyAndRecreateOnIncompatibleModel: Bool
+    /// Mapping models (`.xcmappingmodel` files read with `MappingModel(contentsOf:)`): for a pair of
+    /// consecutive versions one covers, the migration follows it instead of inferring (a `MigrationStep`
+    /// for the same pair still comes first).
+    public var mappingModels: [MappingModel]
+    /// The Swift stand-ins for the migration policy classes the mapping models name, by class name.
+    public var migrationPolicies: [String: EntityMigrationPolicy]
+    /// Removals that are meant although an element of the same kind and type was added beside them
+    /// (`Entity` or `Entity.property`, by the older version's names): their data is dropped instead
+    /// of the migration being refused with `MigrationError.unannouncedRenames`.
+    public var acknowledgedRemovals: Set<String>
+    /// Treats every removal beside a same-typed addition as meant, as Core Data does (dropping the
+    /// removed element's data). Prefer `acknowledgedRemovals`, which names each one.
+    public var allowsUnannouncedRenames: Bool
     /// Called as the migration goes (per table and every few thousand rows), on the thread adding the
     /// store.
     public var progress: (@Sendable (MigrationProgress) -> Void)?
@@ -28,8 +41,16 @@ public struct MigrationOptions: Sendable, Hashable {
         versions: [ManagedObjectModel] = [],
         steps: [MigrationStep] = [],
         destroyAndRecreateOnIncompatibleModel: Bool = false,
+        acknowledgedRemovals: Set<String> = [],
+        allowsUnannouncedRenames: Bool = false,
+        mappingModels: [MappingModel] = [],
+        migrationPolicies: [String: EntityMigrationPolicy] = [:],
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) {
+        self.mappingModels = mappingModels
+        self.migrationPolicies = migrationPolicies
+        self.acknowledgedRemovals = acknowledgedRemovals
+        self.allowsUnannouncedRenames = allowsUnannouncedRenames
         self.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
         self.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
         self.versions = versions
@@ -44,6 +65,8 @@ public struct MigrationOptions: Sendable, Hashable {
         a.shouldMigrateStoreAutomatically == b.shouldMigrateStoreAutomatically
             && a.shouldInferMappingModelAutomatically == b.shouldInferMappingModelAutomatically
             && a.destroyAndRecreateOnIncompatibleModel == b.destroyAndRecreateOnIncompatibleModel
+            && a.acknowledgedRemovals == b.acknowledgedRemovals && a.allowsUnannouncedRenames == b.allowsUnannouncedRenames
+            && a.mappingModels.map(\.path) == b.mappingModels.map(\.path) && a.migrationPolicies.keys.sorted() == b.migrationPolicies.keys.sorted()
             && a.versions.map(\.versionHash) == b.versions.map(\.versionHash)
             && a.steps.map { [$0.source.versionHash, $0.destination.versionHash] } == b.steps.map { [$0.source.versionHash, $0.destination.versionHash] }
     }
@@ -52,6 +75,8 @@ public struct MigrationOptions: Sendable, Hashable {
         hasher.combine(shouldMigrateStoreAutomatically)
         hasher.combine(shouldInferMappingModelAutomatically)
         hasher.combine(destroyAndRecreateOnIncompatibleModel)
+        hasher.combine(acknowledgedRemovals)
+        hasher.combine(allowsUnannouncedRenames)
         hasher.combine(versions.map(\.versionHash))
     }
 }

@@ -13,6 +13,8 @@ import Foundation
 struct MigrationRunner {
     let steps: [InferredMapping]
     let progress: (@Sendable (MigrationProgress) -> Void)?
+    /// How many failing objects a `validationFailed` error lists; it counts them all.
+    static let listedFailures = 100
 
     /// One table's rows, read in key order by `forEachRow`.
     struct SourceTable {
@@ -60,18 +62,25 @@ struct MigrationRunner {
     func run(on engine: Engine) throws -> Outcome {
         var outcome = Outcome()
         do {
+            let store = engine.metadata.storeUUID
             try engine.rewrite { rewrite in
                 let sources = try tables(of: rewrite.source)
                 let final = finalSink(rewrite)
-                if steps.count == 1 && !steps[0].dropsObjects {
-                    try run(steps[0], number: 1, on: sources, into: final.sink, outcome: &outcome)
+                if steps.count == 1 && !steps[0].dropsObjects && steps[0].mappingModel == nil {
+                    try run(steps[0], number: 1, on: sources, into: final.sink, store: store, outcome: &outcome)
                 } else {
                     var staged = sources
                     var tables: [StagedTable] = []
                     for (index, step) in steps.enumerated() {
-                        let stage = Stage()
-                        try run(step, number: index + 1, on: staged, into: stage.sink, outcome: &outcome)
-                        tables = stage.tables
+                        if let model = step.mappingModel {
+                            let migration = MappingModelMigration(step: step, model: model, policies: step.migrationPolicies, store: store)
+                            report(.mapping, step: index + 1, entity: nil, done: 0, of: staged.count, rows: 0, of: staged.reduce(0) { $0 + $1.count })
+                            tables = try migration.run(staged, reserve: rewrite.reserveTableID, outcome: &outcome)
+                        } else {
+                            let stage = Stage()
+                            try run(step, number: index + 1, on: staged, into: stage.sink, store: store, outcome: &outcome)
+                            tables = stage.tables
+                        }
                         staged = tables.map(\.source)
                     }
                     if outcome.rowsDropped > 0 { removeDanglingReferences(in: tables) }
@@ -114,7 +123,12 @@ struct MigrationRunner {
 
     // MARK: Mapping
 
-    private func run(_ step: InferredMapping, number: Int, on input: [SourceTable], into sink: Sink, outcome: inout Outcome) throws {
+    /// - Throws: `MigrationError.validationFailed` after mapping every row, when some fail the
+    ///   destination model; the rewrite is then abandoned, so the store keeps its old content.
+    private func run(_ step: InferredMapping, number: Int, on input: [SourceTable], into sink: Sink, store: UUID,
+                     outcome: inout Outcome) throws {
+        var failures: [MigrationValidationFailure] = []
+        var failureCount = 0
         let totalRows = input.reduce(0) { $0 + ($1.foreignSchema == nil ? $1.count : 0) }
         var rowsDone = 0
         // Tables kept by this step; references into any other table are dropped.
@@ -149,7 +163,17 @@ struct MigrationRunner {
             try table.forEachRow { key, row in
                 if case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < plan.entities.count,
                    let entity = plan.entities[Int(code)], let mapped = try entity.map(row, key: key, kept: kept) {
-                    try append(key, mapped)
+                    for failure in entity.failures(of: mapped) {
+                        failureCount += 1
+                        guard failures.count < Self.listedFailures else { continue }
+                        let name = entity.destination.name
+                        failures.append(MigrationValidationFailure(
+                            entity: name, key: key,
+                            objectURI: ManagedObjectID(entityName: entity.source.name, store: store, key: key).uriRepresentation.absoluteString,
+                            property: failure.property, reason: failure.reason))
+                    }
+                    // Nothing is written once a row fails; the rest are still checked, to list them all.
+                    if failureCount == 0 { try append(key, mapped) }
                 } else {
                     dropped += 1
                 }
@@ -159,6 +183,10 @@ struct MigrationRunner {
                 }
             }
             outcome.rowsDropped += dropped
+        }
+        if failureCount > 0 {
+            throw MigrationError.validationFailed(from: StoreMigrator.label(step.source), to: StoreMigrator.label(step.destination),
+                                                  failures: failures, count: failureCount)
         }
         report(.mapping, step: number, entity: nil, done: input.count, of: input.count, rows: rowsDone, of: totalRows)
     }

@@ -79,7 +79,7 @@ public struct EntityMigration: Sendable {
 
 /// One object during a custom migration step: string-keyed access to its attributes in their Swift
 /// form (relationships are migrated by inference and are not exposed).
-public struct MigrationObject {
+public struct MigrationObject: Sendable {
     /// The object's entity in the model version this side belongs to.
     public let entity: EntityDescription
     /// The object's primary key, the same on both sides (so object URIs stay valid).

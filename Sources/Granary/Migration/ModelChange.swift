@@ -25,6 +25,11 @@ public struct ModelChange: Sendable, Hashable, CustomStringConvertible {
         case relationshipDestinationChanged(from: String, to: String)
         case relationshipMadeOptional
         case relationshipMadeRequired
+        /// A to-many relationship's `minCount` or `maxCount` changed; the new ones are given.
+        case relationshipCountsChanged(minCount: Int, maxCount: Int?)
+        /// The step follows a mapping model (its path given) instead of inference; a problem says why
+        /// the mapping model does not fit.
+        case mappedByMappingModel(String)
         /// An attribute became a relationship or the reverse.
         case propertyKindChanged
         case indexAdded(String)
@@ -40,12 +45,18 @@ public struct ModelChange: Sendable, Hashable, CustomStringConvertible {
     public let kind: Kind
     /// Why inference cannot carry this change out, or nil when it can.
     public let problem: String?
+    /// What the stored objects must satisfy for this change to migrate (a required value with nothing
+    /// to fill it), or nil when it holds whatever they are. As Core Data does, the migration checks
+    /// every migrated object and refuses with `MigrationError.validationFailed` listing those that
+    /// fail; an empty store always migrates.
+    public let dataRequirement: String?
 
-    init(_ entity: String, _ property: String? = nil, _ kind: Kind, problem: String? = nil) {
+    init(_ entity: String, _ property: String? = nil, _ kind: Kind, problem: String? = nil, dataRequirement: String? = nil) {
         self.entity = entity
         self.property = property
         self.kind = kind
         self.problem = problem
+        self.dataRequirement = dataRequirement
     }
 
     /// Whether a migration can carry this change out without a custom step.
@@ -76,12 +87,16 @@ public struct ModelChange: Sendable, Hashable, CustomStringConvertible {
         case .relationshipDestinationChanged(let old, let new): text = "relationship \(subject) now points to \(new) instead of \(old)"
         case .relationshipMadeOptional: text = "relationship \(subject) made optional"
         case .relationshipMadeRequired: text = "relationship \(subject) made required"
+        case .relationshipCountsChanged(let min, let max):
+            text = "relationship \(subject) now holds \(min) to \(max.map(String.init) ?? "any number of") objects"
+        case .mappedByMappingModel(let path): text = "migrated by the mapping model \(path)"
         case .propertyKindChanged: text = "\(subject) changed between attribute and relationship"
         case .indexAdded(let name): text = "index \(name) added to \(entity)"
         case .indexRemoved(let name): text = "index \(name) removed from \(entity)"
         case .uniquenessConstraintAdded(let names): text = "uniqueness constraint on \(entity).(\(names.joined(separator: ", "))) added"
         case .uniquenessConstraintRemoved(let names): text = "uniqueness constraint on \(entity).(\(names.joined(separator: ", "))) removed"
         }
-        return problem.map { "\(text): cannot be inferred, \($0)" } ?? text
+        if let problem { return "\(text): cannot be inferred, \(problem)" }
+        return dataRequirement.map { "\(text): migrates if the stored objects allow it, \($0)" } ?? text
     }
 }

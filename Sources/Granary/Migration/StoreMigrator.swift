@@ -47,9 +47,10 @@ public struct StoreMigrator: Sendable {
         var problems: [(String, String, [ModelChange])] = []
         for (older, newer) in zip(chain, chain.dropFirst()) {
             let step = options.steps.first { $0.source.versionHash == older.versionHash && $0.destination.versionHash == newer.versionHash }
-            let mapping = InferredMapping(from: older, to: newer, step: step)
+            let mappingModel = options.mappingModels.first { $0.covers(from: older, to: newer) }
+            let mapping = InferredMapping(from: older, to: newer, step: step, options: options, mappingModel: mappingModel)
             var stepProblems = mapping.problems
-            if step == nil && !options.shouldInferMappingModelAutomatically {
+            if step == nil && mappingModel == nil && !options.shouldInferMappingModelAutomatically {
                 stepProblems.insert(ModelChange("*", nil, .entityAdded, problem: "mapping inference is off and no migration step covers this pair of versions"), at: 0)
             }
             if !stepProblems.isEmpty { problems.append((Self.label(older), Self.label(newer), stepProblems)) }
@@ -86,6 +87,10 @@ public struct StoreMigrator: Sendable {
         let plan = try plan(for: engine.metadata, store: store)
         guard plan.isNeeded else { return nil }
         if let first = plan.problems.first {
+            let renames = plan.mappings.flatMap(\.unannouncedRenames)
+            if renames.count == plan.problems.reduce(0, { $0 + $1.changes.count }), let step = plan.mappings.first(where: { !$0.unannouncedRenames.isEmpty }) {
+                throw .unannouncedRenames(from: Self.label(step.source), to: Self.label(step.destination), renames: step.unannouncedRenames)
+            }
             throw .cannotInferMapping(from: first.from, to: first.to, problems: plan.problems.flatMap { $0.changes.map(\.description) })
         }
         if engine.options.isReadOnly { throw .readOnly(store: store) }

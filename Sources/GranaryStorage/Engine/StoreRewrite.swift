@@ -49,6 +49,13 @@ public final class StoreRewrite {
         return table
     }
 
+    /// Reserves the ID of a table to be added later in this rewrite (pass it to `addTable`), so rows
+    /// written before can reference that table's rows: a migration that makes objects of a new entity.
+    public func reserveTableID() -> TableID {
+        defer { nextTableID += 1 }
+        return TableID(rawValue: nextTableID)
+    }
+
     /// Builds the new state: trees from the appended rows, indexes sorted and checked for uniqueness.
     func makeState() throws -> EngineState {
         var state = EngineState()
