@@ -38,6 +38,20 @@ import Testing
         #expect((empty as? [String])?.isEmpty == true)
     }
 
+    /// Equal values archive to equal bytes whatever order their sets and dictionaries were built in, so
+    /// stored values compare, and an unchanged value is not a change.
+    @Test func equalValuesArchiveToEqualBytes() throws {
+        let keys = (0..<200).map { "key\($0)" }
+        var forward: [String: Int] = [:]
+        for (index, key) in keys.enumerated() { forward[key] = index }
+        var backward: [String: Int] = [:]
+        for (index, key) in keys.enumerated().reversed() { backward[key] = index }
+        let codec = TransformableRegistry.keyedArchive
+        #expect(try codec.encode(forward) == codec.encode(backward))
+        #expect(try codec.encode(Set(keys)) == codec.encode(Set(keys.reversed())))
+        #expect(try codec.encode(Set([Data([1]), Data([2])])) == codec.encode(Set([Data([2]), Data([1])])))
+    }
+
     @Test func valuesSwiftCannotHoldAsOneTypeAreRefusedOnTheWayIn() throws {
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode(Set<AnyHashable>([1, "a"])) }
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode([AnyHashable(1): 1, AnyHashable("a"): 2]) }

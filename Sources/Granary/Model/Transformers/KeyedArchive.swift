@@ -98,14 +98,14 @@ enum KeyedArchive {
                 let refs = items.map { BinaryPropertyList.uid(UInt64(add($0))) }
                 return object("NSArray", ["NS.objects": .array(refs)])
             case .set(let members):
-                // Sorted by their archives, so equal sets archive to equal bytes.
-                let refs = members.sorted { Self.order($0, $1) }.map { BinaryPropertyList.uid(UInt64(add($0))) }
+                // Sorted, so equal sets archive to equal bytes.
+                let refs = Self.sorted(members).map { BinaryPropertyList.uid(UInt64(add($0))) }
                 return object("NSSet", ["NS.objects": .array(refs)])
             case .dictionary(let entries):
-                let sorted = entries.sorted { Self.order($0.key, $1.key) }
                 var keys: [BinaryPropertyList] = []
                 var values: [BinaryPropertyList] = []
-                for (key, item) in sorted {
+                for key in Self.sorted(entries.keys) {
+                    guard let item = entries[key] else { continue }
                     keys.append(.uid(UInt64(add(key))))
                     values.append(.uid(UInt64(add(item))))
                 }
@@ -113,8 +113,24 @@ enum KeyedArchive {
             }
         }
 
-        private static func order(_ a: ArchivedValue, _ b: ArchivedValue) -> Bool {
-            KeyedArchive.unchecked(a).lexicographicallyPrecedes(KeyedArchive.unchecked(b))
+        /// Set members or dictionary keys (scalars) in a fixed order, each one's key computed once.
+        private static func sorted(_ values: some Collection<ArchivedValue>) -> [ArchivedValue] {
+            values.map { (sortKey($0), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+
+        /// A text that orders scalars and tells apart any two that are not equal.
+        private static func sortKey(_ value: ArchivedValue) -> String {
+            switch value {
+            case .string(let s): return "s" + s
+            case .int(let i): return "i\(i)"
+            case .double(let d): return "d\(d.bitPattern)"
+            case .bool(let b): return b ? "b1" : "b0"
+            case .date(let d): return "t\(d.timeIntervalSinceReferenceDate.bitPattern)"
+            case .data(let d): return "x" + d.map { String($0, radix: 16) }.joined(separator: ",")
+            case .url(let u): return "u" + u.absoluteString
+            case .uuid(let u): return "g" + u.uuidString
+            case .array, .dictionary, .set: return "c" + String(describing: value)  // never a member or key
+            }
         }
 
         private mutating func append(_ object: BinaryPropertyList) -> Int {
