@@ -56,6 +56,17 @@ import Testing
         #expect(try codec.encode(Set([Data([1]), Data([2])])) == codec.encode(Set([Data([2]), Data([1])])))
     }
 
+    /// Large archives take wider references and offsets (two, then four bytes) and long counts.
+    @Test func largeArchivesRoundTrip() throws {
+        for count in [14, 15, 300, 70_000] {
+            let value = ArchivedValue.array((0..<count).map { .string("s\($0)") } + [.data(Data(repeating: 7, count: count))])
+            #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(value)) == value, "\(count)")
+        }
+        let long = String(repeating: "é", count: 40_000)
+        #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(.string(long))) == .string(long))
+        #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(.int(Int64.min))) == .int(Int64.min))
+    }
+
     @Test func valuesSwiftCannotHoldAsOneTypeAreRefusedOnTheWayIn() throws {
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode(Set<AnyHashable>([1, "a"])) }
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode([AnyHashable(1): 1, AnyHashable("a"): 2]) }
