@@ -80,12 +80,14 @@ import Testing
     /// Foundation reads what Granary writes, with the secure unarchiver and the default transformer's classes.
     @Test func foundationReadsGranarysArchives() throws {
         let value: [Any] = ["a", 3, 2.5, true, Self.date, Data([1, 2]), URL(string: "http://x.org/a")!, Self.uuid,
-                            ["k": "v"], Set(["s"])]
+                            ["k": "v"], Set(["s"]), "é😀", -70_000, Int64.max]
         let bytes = try KeyedArchive.archive(try #require(try ArchivedValue(swift: value)))
         let classes: [AnyClass] = [NSArray.self, NSDictionary.self, NSSet.self, NSString.self, NSNumber.self, NSDate.self,
                                    NSData.self, NSURL.self, NSUUID.self]
         let decoded = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: Data(bytes)) as? NSArray)
-        #expect(decoded.count == 10)
+        #expect(decoded.count == 13)
+        #expect(decoded[10] as? String == "é😀")
+        #expect((decoded[11] as? NSNumber)?.int64Value == -70_000 && (decoded[12] as? NSNumber)?.int64Value == Int64.max)
         #expect(decoded[0] as? String == "a")
         #expect((decoded[1] as? NSNumber)?.intValue == 3)
         #expect((decoded[2] as? NSNumber)?.doubleValue == 2.5)
