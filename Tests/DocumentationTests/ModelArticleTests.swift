@@ -85,6 +85,33 @@ let tasksBundleURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         #expect(notes.entity(named: "Note")?.attributes.map(\.name) == ["text", "pinned"])
     }
 
+    @Test func transformablesStorePropertyListsAndNamedTransformersValues() throws {
+        // snippet: model-transformers
+        let model = try ManagedObjectModel {
+            Entity("Note") {
+                Attribute("tags", .secureUnarchiveFromData, optional: true)   // no custom class, as in Xcode
+                Attribute("tint", .transformable(valueTypeName: "ArticleColorTransformer"), optional: true)
+            }
+        }
+        // Looked up when a value is stored or read: register before or after loading the model.
+        AttributeType.registerTransformer(named: "ArticleColorTransformer", valueType: [UInt8].self,
+                                          transform: { Data($0) }, reverseTransform: { Array($0) })
+        // end-snippet
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let note = EntityDescription.insertNewObject(forEntityName: "Note", into: context)
+            try note.setValue(["a", "b"], forKey: "tags")
+            try note.setValue([UInt8]([1, 2, 3]), forKey: "tint")
+            try context.save()
+            context.reset()
+            let fetched = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Note")).first)
+            #expect(try fetched.value(forKey: "tags") as? [String] == ["a", "b"])
+            #expect(try fetched.value(forKey: "tint") as? [UInt8] == [1, 2, 3])
+        }
+    }
+
     @Test func anXcodeModelLoads() throws {
         let url = tasksBundleURL
         // snippet: model-xcode

@@ -313,7 +313,8 @@ struct CorpusFiller {
         for entity in model.entities where !entity.isAbstract {
             for index in 0..<Self.objectsPerEntity {
                 let object = ManagedObject(entity: entity, insertInto: context)
-                for attribute in entity.attributes where !attribute.isTransient {
+                // A derived attribute is computed at save and refuses values; a transient one is not stored.
+                for attribute in entity.attributes where !attribute.isTransient && attribute.derivationExpression == nil {
                     serial += 1
                     if attribute.isOptional && index == Self.objectsPerEntity - 1 { continue }
                     let candidates = CorpusValues.candidates(for: attribute.type, rules: attribute.validationRules, serial: serial)

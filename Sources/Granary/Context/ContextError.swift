@@ -5,6 +5,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     case unknownEntity(String)
     case unknownKey(entity: String, key: String)
     case wrongValueType(entity: String, key: String, value: String, reason: String)
+    /// A stored value of an object could not be read as its attribute's value: a transformable whose
+    /// archive is damaged or holds a class its transformer does not allow, or whose transformer is not
+    /// registered. `reason` is the `ValueConversionError`'s message.
+    case unreadableValue(entity: String, attribute: String, object: ManagedObjectID, reason: String)
     /// A relationship was set to an object of another context or coordinator.
     case foreignObject(entity: String, key: String, object: String)
     /// `save()` found invalid objects; every problem is listed.
@@ -52,6 +56,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .unknownKey(let entity, let key): return "entity '\(entity)' has no property '\(SafeDescription.of(key))'"
         case .wrongValueType(let entity, let key, let value, let reason):
             return "\(entity).\(key) cannot hold \(value): \(reason)"
+        case .unreadableValue(let entity, let attribute, let object, let reason):
+            return "the stored value of \(entity).\(attribute) of object \(object) cannot be read: \(reason)"
         case .foreignObject(let entity, let key, let object):
             return "\(entity).\(key) cannot point to \(object), which belongs to another context"
         case .validation(let errors):

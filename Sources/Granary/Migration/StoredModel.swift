@@ -125,8 +125,7 @@ struct StoredModel: Codable, Sendable, Equatable {
                 renamingIdentifier: entity.renamingIdentifier))
         }
         do {
-            return try ManagedObjectModel(entities: descriptions, configurations: [:], versionIdentifier: versionIdentifier,
-                                          allowsUnregisteredTransformables: true)
+            return try ManagedObjectModel(entities: descriptions, configurations: [:], versionIdentifier: versionIdentifier)
         } catch {
             throw .unreadableStoredModel("\(error)")
         }

@@ -18,8 +18,15 @@ import Foundation
 /// | `.binaryData` | `Data`, `[UInt8]`, `ArraySlice<UInt8>` | `Data` | `.bytes` |
 /// | `.uuid` | `UUID` | `UUID` | `.uuid` |
 /// | `.uri` | `URL` | `URL` | `.string` |
-/// | `.transformable` | the registered `Codable` type | that type | `.bytes` (JSON) |
+/// | `.transformable` | what its codec takes (see below) | what its codec returns | `.bytes` |
 /// | `.undefined` | anything (transient attributes only) | the value set | none: never stored |
+///
+/// A `.transformable` type's name selects its codec each time a value is stored or read (never when the
+/// model loads): a `Codable` type declared with `.transformable(_:name:)` is stored as JSON; a transformer
+/// registered with `registerTransformer(named:valueType:transform:reverseTransform:)` or as a
+/// `ValueTransformer` under the name converts to and from `Data`; and `secureUnarchiveFromData` (or the
+/// name of a property-list class such as `NSArray` or `[String]`) stores property-list values as the keyed
+/// archive Core Data's default transformer writes.
 ///
 /// `nil` is `.null` for every type; whether an attribute may be nil is `AttributeDescription.isOptional`.
 public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
@@ -33,13 +40,25 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     case boolean, string, date, binaryData, uuid
     /// A `URL`, stored as its absolute string.
     case uri
-    /// Any `Codable & Sendable` value, stored as JSON bytes; the name keys its codec in a process-wide
-    /// registry. Declare with `.transformable(MyType.self)`, which registers the codec.
+    /// A value stored as bytes by the codec its name selects: a `Codable` type's JSON (declare with
+    /// `.transformable(MyType.self)`, which registers the codec), a named transformer's `Data`, or the keyed
+    /// archive of property-list values (`secureUnarchiveFromData`).
     case transformable(valueTypeName: String)
     /// Xcode's "Undefined" type: a transient attribute that holds any value in memory and is never stored
     /// (Core Data allows it only on transient attributes, and so does Granary). Values are kept as set,
     /// with no conversion or rule checked but "required".
     case undefined
+
+    /// A transformable attribute holding property-list values — `String`, `Int`, `Double`, `Bool`, `Date`,
+    /// `Data`, `URL`, `UUID` and arrays, dictionaries and sets of them, nested — stored as the keyed archive
+    /// Core Data's default transformer (`NSSecureUnarchiveFromData`) writes.
+    ///
+    /// Use it for what a Core Data model declares as a transformable with no custom class; the Xcode loader
+    /// gives such attributes this type. Values read back as their Swift types; a collection whose members
+    /// share one scalar type reads back typed (`[String]`, `[String: Int]`, `Set<UUID>`), any other as
+    /// `[any Sendable]` or `[String: any Sendable]`. Set members and dictionary keys must be scalars of one
+    /// type. Storing anything else throws `ValueConversionError.typeMismatch` or `.transformFailed`.
+    public static let secureUnarchiveFromData: AttributeType = .transformable(valueTypeName: KeyedArchive.transformerName)
 
     /// A `.transformable` type for `T`, registering `T`'s JSON codec under `name`.
     ///
@@ -52,9 +71,34 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         return .transformable(valueTypeName: name)
     }
 
-    /// Whether a codec is registered for a `.transformable` type name.
+    /// Registers the transformer of a transformable type `name`: `transform` turns a value into the `Data`
+    /// Granary stores, `reverseTransform` turns that `Data` back into the value.
+    ///
+    /// Use it for a model's named value transformer (`valueTransformerName="MyColorTransformer"`) or a custom
+    /// class Granary cannot archive (`customClassName="UIColor"`): register under that name, before or after
+    /// loading the model — the name is looked up each time a value is stored or read. It replaces a codec
+    /// registered under the same name and takes precedence over a `ValueTransformer` of that name. Errors
+    /// the closures throw surface as `ValueConversionError.transformFailed`; a value that is not a `Value`
+    /// is refused with `.typeMismatch`.
+    public static func registerTransformer<Value: Sendable>(
+        named name: String,
+        valueType: Value.Type = Value.self,
+        transform: @escaping @Sendable (Value) throws -> Data,
+        reverseTransform: @escaping @Sendable (Data) throws -> Value
+    ) {
+        let codec = TransformableRegistry.Codec(
+            encode: { value in
+                guard let typed = value as? Value else { return nil }
+                return Array(try transform(typed))
+            },
+            decode: { bytes in try reverseTransform(Data(bytes)) })
+        TransformableRegistry.shared.register(codec, name: name)
+    }
+
+    /// Whether values of the transformable type `name` can be stored and read now: a codec or transformer
+    /// is registered under it, or it names the keyed archive of property-list values.
     public static func isTransformableTypeRegistered(_ name: String) -> Bool {
-        TransformableRegistry.shared.codec(named: name) != nil
+        TransformableRegistry.shared.resolve(name) != nil
     }
 
     /// The engine column type that holds values of this attribute type.
@@ -220,7 +264,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
             return nil
         case .transformable(let name):
             if value is any OptionalBox { return nil }
-            guard let codec = TransformableRegistry.shared.codec(named: name) else {
+            guard let codec = TransformableRegistry.shared.resolve(name) else {
                 throw .unregisteredTransformableType(attribute: nil, typeName: name)
             }
             do {
@@ -289,7 +333,7 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case (.uri, .string(let s)):
             if let url = URL(string: s) { return url }
         case (.transformable(let name), .bytes(let b)):
-            guard let codec = TransformableRegistry.shared.codec(named: name) else {
+            guard let codec = TransformableRegistry.shared.resolve(name) else {
                 throw .unregisteredTransformableType(attribute: nil, typeName: name)
             }
             do {

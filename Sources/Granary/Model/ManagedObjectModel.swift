@@ -35,22 +35,13 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   not point back, invalid counts, uniqueness constraints or indexes naming unknown, transient or
     ///   to-many properties, engine index name clashes, transient attributes that are indexed or required
     ///   without a default, default values of the wrong type, inapplicable validation rules, invalid
-    ///   regular expressions, unregistered transformable types, configurations naming unknown entities.
-    public convenience init(
+    ///   regular expressions, configurations naming unknown entities.
+    public init(
         entities: [EntityDescription],
         configurations: [String: Set<String>] = [:],
         versionIdentifier: String? = nil
     ) throws(ModelError) {
-        try self.init(entities: entities, configurations: configurations, versionIdentifier: versionIdentifier,
-                      allowsUnregisteredTransformables: false)
-    }
-
-    init(
-        entities: [EntityDescription], configurations: [String: Set<String>], versionIdentifier: String?,
-        allowsUnregisteredTransformables: Bool
-    ) throws(ModelError) {
         var resolver = ModelResolver(declarations: entities.map(\.storage.declaration), configurations: configurations)
-        resolver.allowsUnregisteredTransformables = allowsUnregisteredTransformables
         let result = try resolver.resolve()
         let graph = result.graph
         self.entities = graph.entities.map { EntityDescription(storage: $0, graph: graph) }

@@ -70,8 +70,6 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidRegex(entity: String, attribute: String, pattern: String, reason: String)
     /// A validation rule that does not apply to the attribute's type, or whose bounds are inverted.
     case inapplicableValidationRule(entity: String, attribute: String, rule: String, reason: String)
-    /// A `.transformable` attribute names a type with no registered codec.
-    case unregisteredTransformableType(entity: String, attribute: String, typeName: String)
     /// A configuration names an entity the model does not declare.
     case unknownConfigurationEntity(configuration: String, entity: String)
     /// A declaration block or a merge names one configuration twice.
@@ -127,9 +125,6 @@ public enum ModelError: Error, Sendable, Hashable, CustomStringConvertible {
             return "attribute '\(entity).\(attribute)' has an invalid regular expression \(pattern): \(reason)"
         case .inapplicableValidationRule(let entity, let attribute, let rule, let reason):
             return "validation rule \(rule) of attribute '\(entity).\(attribute)': \(reason)"
-        case .unregisteredTransformableType(let entity, let attribute, let typeName):
-            return "attribute '\(entity).\(attribute)' is transformable(\(typeName)), but no codec is registered "
-                + "under that name: declare the type with AttributeType.transformable(_:)"
         case .unknownConfigurationEntity(let configuration, let entity):
             return "configuration '\(configuration)' names entity '\(entity)', which the model does not declare"
         case .duplicateConfiguration(let name):

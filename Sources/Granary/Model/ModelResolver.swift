@@ -8,9 +8,6 @@ import Foundation
 struct ModelResolver {
     let declarations: [EntityDeclaration]
     let configurations: [String: Set<String>]
-    /// Accept transformable types this process has not registered: for models rebuilt from a store's
-    /// record of the model that wrote it, which only need to read the stored bytes.
-    var allowsUnregisteredTransformables = false
 
     private(set) var indexByName: [String: Int] = [:]
     private(set) var superIndex: [Int?] = []
@@ -114,11 +111,9 @@ struct ModelResolver {
     }
 
     private func checkAttribute(_ attribute: AttributeDescription, entity: String) throws(ModelError) -> AttributeDescription {
+        // A transformable type's codec is not checked here: it is looked up when a value is stored or read,
+        // so a model loads before the app registers its transformers, and one it never uses needs none.
         let name = attribute.name
-        if case .transformable(let typeName) = attribute.type, !allowsUnregisteredTransformables,
-            !AttributeType.isTransformableTypeRegistered(typeName) {
-            throw .unregisteredTransformableType(entity: entity, attribute: name, typeName: typeName)
-        }
         for rule in attribute.validationRules {
             try checkRule(rule, of: attribute, entity: entity)
         }

@@ -11,9 +11,13 @@ public enum ValueConversionError: Error, Sendable, Hashable, CustomStringConvert
     case outOfRange(attribute: String?, type: AttributeType, value: String)
     /// A stored value has the wrong shape for the attribute: the store holds something this model did not write.
     case unexpectedStorageValue(attribute: String?, type: AttributeType, value: String)
-    /// A `.transformable` attribute names a value type that was never registered.
+    /// A `.transformable` attribute's type name has no codec: no `Codable` type, transformer or
+    /// `ValueTransformer` is registered under it, and it is not a property-list type Granary archives
+    /// (a platform class such as `UIColor`, or an app's transformer, not registered yet).
     case unregisteredTransformableType(attribute: String?, typeName: String)
-    /// JSON encoding or decoding of a transformable value failed.
+    /// A transformable value could not be encoded or decoded by its codec: a `Codable` type's JSON, a
+    /// transformer's conversion, or a stored keyed archive that is damaged or holds a class the default
+    /// transformer does not allow.
     case transformFailed(attribute: String?, typeName: String, reason: String)
 
     /// The same error with its `attribute` set, for errors raised below the attribute that owns the value.
@@ -42,10 +46,12 @@ public enum ValueConversionError: Error, Sendable, Hashable, CustomStringConvert
             return "the store holds \(value) for \(Self.subject(attribute, type)), which expects a \(type.columnType) column value"
         case .unregisteredTransformableType(let attribute, let typeName):
             let owner = attribute.map { " (attribute '\($0)')" } ?? ""
-            return "transformable type '\(typeName)'\(owner) is not registered: declare it with AttributeType.transformable(\(typeName).self)"
+            return "no transformer is registered for transformable type '\(typeName)'\(owner): register one under that name "
+                + "with AttributeType.registerTransformer(named:valueType:transform:reverseTransform:) or "
+                + "ValueTransformer.setValueTransformer(_:forName:), or declare a Codable type with AttributeType.transformable(_:name:)"
         case .transformFailed(let attribute, let typeName, let reason):
             let owner = attribute.map { "attribute '\($0)'" } ?? "a transformable attribute"
-            return "JSON coding of \(typeName) for \(owner) failed: \(reason)"
+            return "transforming a \(typeName) value of \(owner) failed: \(reason)"
         }
     }
 

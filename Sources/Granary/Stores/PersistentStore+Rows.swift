@@ -259,7 +259,7 @@ struct RecordDecoder {
         guard case .int(let code) = row[StorageMapping.entityColumn], code >= 0, code < codecs.count else { throw noEntityCode(key) }
         let codec = codecs[Int(code)]
         var values = blankValues(for: codec)
-        for step in codec.steps { try decode(row[step.column], as: step, of: codec, into: &values) }
+        for step in codec.steps { try decode(row[step.column], as: step, of: codec, key: key, into: &values) }
         var version: Int64 = 0
         if case .int(let v) = row[StorageMapping.versionColumn] { version = v }
         return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: key), values: values, version: version, layout: codec.layout)
@@ -281,11 +281,11 @@ struct RecordDecoder {
             if column == StorageMapping.versionColumn {
                 if case .int(let v) = value { version = v }
             } else if column < stepByColumn.count, case let position = stepByColumn[column], position >= 0 {
-                try decode(value, as: codec.steps[position], of: codec, into: &values)
+                try decode(value, as: codec.steps[position], of: codec, key: encoded.key, into: &values)
             }
         }
         // A row written before a column was added reads the missing columns as null, as `Row` does.
-        for step in codec.steps where step.column >= stored.count { try decode(.null, as: step, of: codec, into: &values) }
+        for step in codec.steps where step.column >= stored.count { try decode(.null, as: step, of: codec, key: encoded.key, into: &values) }
         return ObjectRecord(id: ManagedObjectID(scope: codec.scope, key: encoded.key), values: values, version: version, layout: codec.layout)
     }
 
@@ -293,7 +293,8 @@ struct RecordDecoder {
         .storage(.corruption(file: "table '\(table.name)'", offset: 0, reason: "row \(key) has no valid entity code"))
     }
 
-    private mutating func decode(_ stored: Value, as step: EntityCodec.Step, of codec: EntityCodec, into values: inout [Any?]) throws {
+    private mutating func decode(_ stored: Value, as step: EntityCodec.Step, of codec: EntityCodec, key: Int64,
+                                 into values: inout [Any?]) throws {
         switch step.kind {
         case .attribute(let type):
             // The common types straight into the record: `swiftValue` returns `any Sendable`, which
@@ -307,8 +308,8 @@ struct RecordDecoder {
             default: break
             }
             do { values[step.index] = try type.swiftValue(from: stored) } catch {
-                throw ContextError.wrongValueType(entity: codec.entity.name, key: codec.layout.names[step.index], value: SafeDescription.of(stored),
-                                                  reason: "stored value: \(error)")
+                throw ContextError.unreadableValue(entity: codec.entity.name, attribute: codec.layout.names[step.index],
+                                                   object: ManagedObjectID(scope: codec.scope, key: key), reason: error.description)
             }
         case .toOne:
             if case .reference(let ref) = stored { values[step.index] = try objectID(for: ref) }

@@ -10,10 +10,12 @@ extension ManagedObjectModel {
     /// minimum/maximum, regular expression), relationships, uniqueness constraints, fetch and compound
     /// indexes, configurations and renaming identifiers (`renamingIdentifier`, else `elementID`) are read;
     /// transient attributes of Xcode's Undefined type load as `AttributeType.undefined`; Xcode's
-    /// required-unless-`optional="YES"`
-    /// holds for every property. Transformable attributes take their value type's name from Xcode's
-    /// "Custom Class" field (without a leading `.`): register a codec under that name first, as with
-    /// `AttributeType.transformable(Point.self, name: "Point")`.
+    /// required-unless-`optional="YES"` holds for every property. Transformable attributes with Core Data's
+    /// default transformer and no custom class (or a property-list one) are
+    /// `AttributeType.secureUnarchiveFromData`; an app's transformer, or any other custom class (without a
+    /// leading `.`), names the type, and values need a transformer registered under that name when they
+    /// are stored or read, not when the model loads
+    /// (`AttributeType.registerTransformer(named:valueType:transform:reverseTransform:)`).
     ///
     /// `versionIdentifier` is the version's package name without extension ("Model 2"), which Xcode keeps
     /// unique within a bundle; the file's optional `userDefinedModelVersionIdentifier` is not used.

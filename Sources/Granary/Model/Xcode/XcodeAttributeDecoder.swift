@@ -29,12 +29,6 @@ struct XcodeAttributeDecoder {
         "Binary": .binaryData, "UUID": .uuid, "URI": .uri,
     ]
 
-    /// Foundation's transformers, which archive any class: their names do not identify a value type.
-    private static let archivingTransformers: Set<String> = [
-        "NSSecureUnarchiveFromData", "NSSecureUnarchiveFromDataTransformer", "NSKeyedUnarchiveFromData",
-        "NSUnarchiveFromData",
-    ]
-
     private static let posix = Locale(identifier: "en_US_POSIX")
 
     let element: XcodeModelElement
@@ -42,9 +36,9 @@ struct XcodeAttributeDecoder {
     /// The attribute the element declares. Problems with its default value, bounds or flags are reported
     /// to the element's diagnostics and the attribute is still returned, so that each is found; a problem
     /// that leaves no attribute to return is thrown.
-    /// - Throws: `XcodeModelError.missingAttribute` (`name`, the type name of a transformable),
-    ///   `.invalidValue` (an unknown type), `.unsupported` (composite attributes, the Undefined type — no
-    ///   `attributeType` — on an attribute that is not transient, and types Granary lacks). Reported:
+    /// - Throws: `XcodeModelError.missingAttribute` (`name`), `.invalidValue` (an unknown type),
+    ///   `.unsupported` (composite attributes, the Undefined type — no `attributeType` — on an attribute
+    ///   that is not transient, and types Granary lacks). Reported:
     ///   `.unknownAttribute`, `.invalidValue` for a flag that is not YES/NO or a
     ///   default or bound that does not parse as the attribute's type or that the type does not take.
     func decode() throws(XcodeModelError) -> AttributeDescription {
@@ -79,16 +73,7 @@ struct XcodeAttributeDecoder {
         if let type = Self.types[name] { return type }
         switch name {
         case "Transformable":
-            // The value's type, as Xcode's "Custom Class" field names it (a leading "." means the current
-            // module). An app's own transformer name stands in when no class is given, so a codec can be
-            // registered under it; Foundation's archiving transformers say nothing about the type.
-            if let className = element.nonEmpty("customClassName") {
-                return .transformable(valueTypeName: className.hasPrefix(".") ? String(className.dropFirst()) : className)
-            }
-            if let transformer = element.nonEmpty("valueTransformerName"), !Self.archivingTransformers.contains(transformer) {
-                return .transformable(valueTypeName: transformer)
-            }
-            throw .missingAttribute(element.location, attribute: "customClassName")
+            return transformableType()
         case "Undefined":
             // Not what Xcode writes (it leaves the type out), but unambiguous.
             return try undefined()
@@ -116,6 +101,24 @@ struct XcodeAttributeDecoder {
                     + "attribute transient")
         }
         return .undefined
+    }
+
+    /// The transformable type of the attribute, named after what codes its values, as Core Data decides:
+    /// - an app's transformer (`valueTransformerName` other than Foundation's archiving ones) codes them
+    ///   whatever the custom class says, so its name is the type's name, under which the app registers it;
+    /// - otherwise Foundation's keyed archiver does: for no custom class, or a property-list class
+    ///   (`NSArray`, `[String]`…), the type is `secureUnarchiveFromData`, so changing the default
+    ///   transformer's name or declaring the class changes nothing stored, as in Core Data;
+    /// - any other class (`UIColor`, `CKRecordID`, an app's `NSSecureCoding` class) keeps its name (a
+    ///   leading "." means the current module): the model loads, and storing or reading such a value
+    ///   needs a transformer registered under that name.
+    private func transformableType() -> AttributeType {
+        if let transformer = element.nonEmpty("valueTransformerName"), !KeyedArchive.archivingTransformerNames.contains(transformer) {
+            return .transformable(valueTypeName: transformer)
+        }
+        guard let className = element.nonEmpty("customClassName") else { return .secureUnarchiveFromData }
+        let name = className.hasPrefix(".") ? String(className.dropFirst()) : className
+        return PropertyListTypeName.isArchived(name) ? .secureUnarchiveFromData : .transformable(valueTypeName: name)
     }
 
     // MARK: Default value

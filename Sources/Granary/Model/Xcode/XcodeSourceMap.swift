@@ -59,7 +59,7 @@ struct XcodeSourceMap {
             .inverseMismatch(let entity, let property, _, _), .invalidRelationship(let entity, let property, _),
             .transientConflict(let entity, let property, _), .invalidDefaultValue(let entity, let property, _),
             .invalidRegex(let entity, let property, _, _), .inapplicableValidationRule(let entity, let property, _, _),
-            .unregisteredTransformableType(let entity, let property, _), .undefinedTypeNotTransient(let entity, let property),
+            .undefinedTypeNotTransient(let entity, let property),
             .invalidDerivation(let entity, let property, _, _), .invalidFetchedProperty(let entity, let property, _):
             return propertyLocation(property, of: entity)
         case .unknownProperty(let entity, _, let usage), .unindexableProperty(let entity, _, let usage, _),
