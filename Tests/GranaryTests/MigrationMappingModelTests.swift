@@ -30,6 +30,9 @@ import Testing
         #expect(model.entityMappings[0].attributeMappings == [MappingModel.PropertyMapping(name: "name", valueExpression: nil)])
         let bundle = try Self.bundle()
         #expect(model.covers(from: bundle.versions[0], to: bundle.versions[1]))
+        // Found beside its bundle, and only beside its own.
+        #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateMappingModel.xcdatamodeld")).map(\.path) == [model.path])
+        #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateEmptyToMany.xcdatamodeld")).isEmpty)
         #expect(!model.covers(from: bundle.versions[1], to: bundle.versions[0]))
     }
 

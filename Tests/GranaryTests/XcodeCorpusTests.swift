@@ -125,13 +125,7 @@ enum XcodeCorpus {
         var options = MigrationOptions()
         options.allowsUnannouncedRenames = manifest.acknowledgeRenames == true
         guard manifest.mappingModels == true else { return options }
-        let folder = bundleURL.deletingLastPathComponent()
-        let versions = Set(try XcodeModelBundle.listing(of: bundleURL).packages.map(\.name))
-        for entry in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() where entry.hasSuffix(".xcmappingmodel") {
-            let mapping = try MappingModel(contentsOf: folder.appendingPathComponent(entry))
-            let names = [mapping.sourceVersionName, mapping.destinationVersionName].compactMap { $0 }
-            if names.allSatisfy(versions.contains) { options.mappingModels.append(mapping) }
-        }
+        options.mappingModels = try MappingModel.all(besideBundleAt: bundleURL)
         #expect(!options.mappingModels.isEmpty, "\(bundleURL.lastPathComponent): the manifest says mapping models, and none beside it names its versions")
         return options
     }

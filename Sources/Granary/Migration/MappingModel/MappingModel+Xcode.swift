@@ -65,6 +65,33 @@ extension MappingModel {
                   path: path)
     }
 
+    /// The mapping models shipped beside a model bundle, as Core Data finds them in the app's bundle:
+    /// every `.xcmappingmodel` in the directory holding `bundleURL` whose recorded versions are versions
+    /// of that bundle (one that records none is taken too), in file name order.
+    ///
+    /// Use it to fill `MigrationOptions.mappingModels` for an `.xcdatamodeld` shipped as a resource.
+    /// - Throws: `MappingModelError` for a mapping model that cannot be read; `.unreadable` when the
+    ///   directory or the bundle cannot be listed.
+    public static func all(besideBundleAt bundleURL: URL) throws(MappingModelError) -> [MappingModel] {
+        let folder = bundleURL.deletingLastPathComponent()
+        let versions: Set<String>
+        let entries: [String]
+        do {
+            versions = Set(try XcodeModelBundle.listing(of: bundleURL).packages.map(\.name))
+            entries = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        } catch {
+            throw .unreadable(path: bundleURL.path, reason: "\(error)")
+        }
+        var result: [MappingModel] = []
+        for entry in entries.sorted() where entry.hasSuffix(".xcmappingmodel") {
+            let mapping = try MappingModel(contentsOf: folder.appendingPathComponent(entry))
+            if [mapping.sourceVersionName, mapping.destinationVersionName].compactMap({ $0 }).allSatisfy(versions.contains) {
+                result.append(mapping)
+            }
+        }
+        return result
+    }
+
     /// One `<object>` of the file: its attributes as text, its relationships as ID lists.
     private struct StoredObject {
         var type: String
