@@ -11,8 +11,9 @@ extension MappingModel {
     /// Read: entity mappings (`name`, `sourcename`, `destinationname`, `mappingtypename`,
     /// `migrationpolicyclassname`, `mappingnumber`); property mappings with an expression Xcode
     /// generates (`autogenerateexpression`, `sourcekeypath`, `sourcemappingname`) or one written as text
-    /// in a `valueexpression` string attribute. Refused, naming the element: an archived expression
-    /// (`valueexpressiondata`) that is not generated, a source filter predicate, a custom source fetch.
+    /// in a `valueexpression` string attribute, or archived by Xcode (`valueexpressiondata`, see
+    /// `MappingExpression(archived:)`). Refused, naming the element: an archived expression of a kind
+    /// Granary does not read, a source filter predicate, a custom source fetch.
     /// - Throws: `MappingModelError.unreadable`, `.malformed`, `.unsupported`, `.badExpression`.
     public init(contentsOf url: URL) throws(MappingModelError) {
         var isDirectory: ObjCBool = false
@@ -158,9 +159,14 @@ extension MappingModel {
                 throw .badExpression(path: path, mapping: mapping, property: name, reason: error.description)
             }
         }
-        if property.text("valueexpressiondata") != nil && !property.flag("autogenerateexpression") {
-            throw .unsupported(path: path, element: "\(property.element) valueexpressiondata",
-                               reason: "an archived NSExpression; write the expression as text in a 'valueexpression' string attribute")
+        if let encoded = property.text("valueexpressiondata"), !property.flag("autogenerateexpression") {
+            guard let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters) else {
+                throw .malformed(path: path, line: property.line, reason: "\(property.element): valueexpressiondata is not base64")
+            }
+            do { return try MappingExpression(archived: Array(data)) } catch {
+                throw .unsupported(path: path, element: "\(property.element) valueexpressiondata",
+                                   reason: "an archived NSExpression Granary cannot read (\(error.reason)); write the expression as text in a 'valueexpression' string attribute")
+            }
         }
         if property.type == "XDDEVRELATIONSHIPMAPPING", property.text("sourcekeypath") != nil || property.text("sourcemappingname") != nil {
             let keyPath = (property.text("sourcekeypath") ?? name).split(separator: ".").map(String.init)
