@@ -10,10 +10,7 @@ import Testing
 /// migrates". One test case per bundle, so a failure names the bundle.
 @Suite struct XcodeCorpusTests {
     @Test func theCorpusHoldsBundles() throws {
-        let names = try XcodeCorpus.bundleNames()
-        #expect(names.count >= 2)
-        // The loader's own share: one bundle per quirk it reads or refuses.
-        #expect(names.filter { $0.hasPrefix("Loader") }.count >= 8)
+        #expect(try XcodeCorpus.bundleNames().count >= 2)
     }
 
     @Test(arguments: (try? XcodeCorpus.bundleNames()) ?? [])
@@ -84,9 +81,8 @@ struct CorpusManifest: Decodable, Sendable {
     var expectMigrationRefused: [String]?
     /// Pass the opt-in that acknowledges renames inference cannot tell from a removal and an addition.
     var acknowledgeRenames: Bool?
-    /// `.xcmappingmodel` files beside the bundle (named starting with the bundle's name) cover some steps;
-    /// values are checked only where an attribute keeps its name and type, since a mapping may move data
-    /// elsewhere on purpose.
+    /// `.xcmappingmodel` files beside the bundle cover some steps; values are checked only where an
+    /// attribute keeps its name and type, since a mapping may move data elsewhere on purpose.
     var mappingModels: Bool?
     /// Warnings each version loads with (`XcodeModelBundle.warnings(forVersion:)`), checked when given.
     var expectWarnings: [String: Int]?
@@ -122,22 +118,15 @@ enum XcodeCorpus {
 
     // MARK: Hook for the migrate helper's options
 
-    /// The migration options a store of the bundle at `bundleURL` is opened with: the defaults
-    /// (lightweight migration, inferred mapping), plus what the manifest asks for. `"acknowledgeRenames"`
-    /// treats removals beside same-typed additions as meant (`allowsUnannouncedRenames`), as an app that
-    /// acknowledges them would; `"mappingModels"` passes the `.xcmappingmodel` packages beside the bundle
-    /// whose names start with the bundle's, as an app ships them.
+    /// The migration options a store of the bundle at `bundleURL` is opened with: `"acknowledgeRenames"`
+    /// allows unannounced renames as removals (`MigrationOptions.allowsUnannouncedRenames`);
+    /// `"mappingModels"` loads every `.xcmappingmodel` beside the bundle that names its versions.
     static func migrationOptions(forBundle bundleURL: URL, manifest: CorpusManifest) throws -> MigrationOptions {
         var options = MigrationOptions()
-        if manifest.acknowledgeRenames == true { options.allowsUnannouncedRenames = true }
-        if manifest.mappingModels == true {
-            let folder = bundleURL.deletingLastPathComponent()
-            let name = bundleURL.deletingPathExtension().lastPathComponent
-            let packages = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-                .filter { $0.hasPrefix(name) && $0.hasSuffix(".xcmappingmodel") }.sorted()
-            #expect(!packages.isEmpty, "\(name).json says mappingModels, but no \(name)….xcmappingmodel is beside it")
-            options.mappingModels = try packages.map { try MappingModel(contentsOf: folder.appendingPathComponent($0)) }
-        }
+        options.allowsUnannouncedRenames = manifest.acknowledgeRenames == true
+        guard manifest.mappingModels == true else { return options }
+        options.mappingModels = try MappingModel.all(besideBundleAt: bundleURL)
+        #expect(!options.mappingModels.isEmpty, "\(bundleURL.lastPathComponent): the manifest says mapping models, and none beside it names its versions")
         return options
     }
 }
@@ -324,9 +313,7 @@ struct CorpusFiller {
                     if attribute.isOptional && index == Self.objectsPerEntity - 1 { continue }
                     let candidates = CorpusValues.candidates(for: attribute.type, rules: attribute.validationRules, serial: serial)
                     if let value = candidates.first(where: { attribute.validate($0).isEmpty }) {
-                        // A read-only (derived) attribute refuses any value; whatever else goes wrong, the
-                        // save reports.
-                        try? object.setValue(value, forKey: attribute.name)
+                        try object.setValue(value, forKey: attribute.name)
                     } else if !attribute.isOptional && attribute.defaultValue == nil {
                         Issue.record("no generated value of \(attribute.type) satisfies \(entity.name).\(attribute.name)'s rules \(attribute.validationRules)")
                     }
