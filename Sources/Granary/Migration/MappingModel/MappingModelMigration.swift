@@ -62,7 +62,7 @@ struct MappingModelMigration {
     }
 
     /// The problems of the mapping against its two versions, found before any row is read.
-    static func problems(of model: MappingModel, step source: ManagedObjectModel, _ destination: ManagedObjectModel,
+    static func problems(of model: MappingModel, to destination: ManagedObjectModel,
                          policies: [String: EntityMigrationPolicy]) -> [String] {
         var problems: [String] = []
         let names = Set(model.entityMappings.map(\.name))
@@ -81,7 +81,6 @@ struct MappingModelMigration {
                 }
             }
         }
-        _ = source
         return problems
     }
 

@@ -11,6 +11,12 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
     /// The bundle's `.xccurrentversion` names no version (an empty dictionary), so the version named like
     /// the bundle was taken as current, as Xcode does, or the newest when no version has the bundle's name.
     case currentVersionChosen(XcodeModelError.Location, version: String, reason: String)
+    /// A transformable attribute whose values an app's transformer codes (`valueTransformerName`), or whose
+    /// custom class Granary does not archive (a platform type such as `UIColor` or `CKRecordID`): the
+    /// attribute loads, and storing or reading a value needs a transformer registered under `typeName`
+    /// (`AttributeType.registerTransformer(named:valueType:transform:reverseTransform:)` or
+    /// `ValueTransformer.setValueTransformer(_:forName:)`), before or after the model is loaded.
+    case transformerNeeded(XcodeModelError.Location, attribute: String, typeName: String)
     /// A relationship with no inverse (Xcode warns about it too): it loads as a one-sided relationship,
     /// and a deleted destination still leaves no reference to itself behind (see "Relationships without an
     /// inverse" in <doc:DefiningAModel>).
@@ -25,6 +31,7 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
     public var location: XcodeModelError.Location {
         switch self {
         case .ignoredAttribute(let location, _, _), .currentVersionChosen(let location, _, _),
+            .transformerNeeded(let location, _, _),
             .relationshipWithoutInverse(let location, _, _), .inverseNotPointingBack(let location, _, _, _, _):
             return location
         }
@@ -40,6 +47,9 @@ public enum XcodeModelWarning: Sendable, Hashable, CustomStringConvertible {
             return prefix + "\(attribute) ignored: \(reason)"
         case .currentVersionChosen(_, let version, let reason):
             return prefix + "current version taken to be '\(version)': \(reason)"
+        case .transformerNeeded(_, let attribute, let typeName):
+            return prefix + "transformable attribute '\(attribute)' loads, but its values are stored and read only "
+                + "through a transformer the app registers under '\(typeName)'"
         case .relationshipWithoutInverse(_, let entity, let relationship):
             return prefix + "relationship '\(entity).\(relationship)' has no inverse; loaded as one-sided"
         case .inverseNotPointingBack(_, let entity, let relationship, let inverse, let reason):
