@@ -5,7 +5,8 @@ extension ManagedObject {
     // MARK: Fetched properties
 
     /// The objects of a fetched property: fetched on the first read, then kept until the object is
-    /// refreshed (`ManagedObjectContext.refresh(_:mergeChanges:)`) or turned into a fault, as in Core Data.
+    /// refreshed (`ManagedObjectContext.refresh(_:mergeChanges:)`, merging or not) or its context is reset,
+    /// as in Core Data.
     ///
     /// Use it for typed access to a fetched property (`try book.fetchedObjects(forKey: "sameAuthor",
     /// as: Book.self)`); `value(forKey:)` returns the same objects as `[ManagedObject]`. The fetch sees the
