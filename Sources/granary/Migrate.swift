@@ -24,12 +24,24 @@ struct Migrate: ParsableCommand {
     @Flag(name: .long, help: "Only show the changes; write nothing.")
     var dryRun = false
 
+    @Option(name: .customLong("mapping-model"), help: "A mapping model (.xcmappingmodel) to use for the versions it covers.")
+    var mappingModels: [String] = []
+
+    @Option(name: .customLong("acknowledge-removal"), help: "A removal meant as such (Entity or Entity.property), not a rename.")
+    var acknowledgedRemovals: [String] = []
+
     func run() throws {
         try reportingFailures {
             let (target, versions) = try loadModel()
             let url = URL(fileURLWithPath: store.path)
             _ = try store.open(readOnly: true).close()  // the shared checks: exists, is a store, readable
-            let migrator = StoreMigrator(model: target, options: MigrationOptions(versions: versions, progress: Self.show))
+            var options = MigrationOptions(versions: versions, acknowledgedRemovals: Set(acknowledgedRemovals), progress: Self.show)
+            for path in mappingModels {
+                do { options.mappingModels.append(try MappingModel(contentsOf: URL(fileURLWithPath: path))) } catch {
+                    throw Failure("\(error)")
+                }
+            }
+            let migrator = StoreMigrator(model: target, options: options)
             let plan: StoreMigrator.Plan
             do { plan = try migrator.plan(forStoreAt: url) } catch { throw Failure("cannot plan the migration of \(store.path): \(error)") }
             guard plan.isNeeded else {
@@ -39,7 +51,7 @@ struct Migrate: ParsableCommand {
             print("\(store.path): model \(plan.path.first ?? "?") → \(plan.path.last ?? "?")")
             for (i, changes) in plan.changes.enumerated() {
                 print("step \(i + 1): \(plan.path[i]) → \(plan.path[i + 1])")
-                for change in changes { print("  \(change.isInferable ? "  " : "✗ ")\(change)") }
+                for change in changes { print("  \(change.isInferable ? (change.dataRequirement == nil ? "  " : "? ") : "✗ ")\(change)") }
                 if changes.isEmpty { print("    (no change to stored data)") }
             }
             if !plan.problems.isEmpty {

@@ -138,4 +138,28 @@ import Testing
         // end-snippet
         #expect(coordinator.persistentStores.isEmpty)
     }
+
+    @Test func aMappingModelAndItsPoliciesAreGivenInTheOptions() throws {
+        let mappingURL = tasksBundleURL.deletingLastPathComponent().appendingPathComponent("Corpus/MigrateMappingModel.xcmappingmodel")
+        var options = PersistentStore.Options()
+        // snippet: migration-mapping-model
+        options.migration.mappingModels = [try MappingModel(contentsOf: mappingURL)]
+        options.migration.migrationPolicies["MyApp.AddressPolicy"] = EntityMigrationPolicy(functions: [
+            "normalized:": { arguments in (arguments.first as? String)?.capitalized },
+        ])
+        // end-snippet
+        #expect(options.migration.mappingModels.first?.entityMappings.map(\.name) == ["PersonToPerson", "PersonToAddress"])
+        #expect(try options.migration.migrationPolicies["MyApp.AddressPolicy"]?.functions["normalized:"]?(["london"]) as? String == "London")
+    }
+
+    @Test func aModelIsCheckedWithoutAStore() throws {
+        let modelURL = tasksBundleURL
+        let printed = Printed()
+        let print: @Sendable (String) -> Void = { printed.append($0) }
+        // snippet: migration-model-check
+        let check = try ModelBundleCheck(contentsOf: modelURL, options: MigrationOptions(mappingModels: []))
+        for step in check.steps { print("\(step.from) → \(step.to): \(step.verdict)") }
+        // end-snippet
+        #expect(printed.lines == ["Tasks → Tasks 2: migrates by inference", "Tasks 2 → Tasks 3: migrates by inference"])
+    }
 }

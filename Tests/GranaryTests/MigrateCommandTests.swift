@@ -80,4 +80,29 @@ import Testing
         #expect(refused.err.contains("cannot be inferred (marked ✗); the store was not changed"))
         #expect(try store.files() == before)
     }
+
+    @Test func aMappingModelAndAnAcknowledgedRemovalAreTakenFromTheCommandLine() throws {
+        let bundlePath = try XcodeFixtures.url("Corpus/MigrateMappingModel.xcdatamodeld").path
+        let mappingPath = try XcodeFixtures.url("Corpus/MigrateMappingModel.xcmappingmodel").path
+        let bundle = try XcodeModelBundle(contentsOf: URL(fileURLWithPath: bundlePath))
+        let store = MigrationHarness()
+        try store.write(bundle.versions[0]) { context in try context.insert("Person", ["name": "Ada", "city": "London"]) }
+        let result = try run(["migrate", store.url.path, "--model", bundlePath, "--mapping-model", mappingPath])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("migrated by the mapping model"))
+        try store.open(bundle.versions[1]) { _, context throws in
+            let address = try #require(try context.all("Person", sortedBy: "name").first?.get("address", as: ManagedObject.self))
+            #expect(try address.get("city", as: String.self) == "London")
+        }
+
+        let renamedPath = try XcodeFixtures.url("Corpus/MigrateUnannouncedRename.xcdatamodeld").path
+        let renamed = try XcodeModelBundle(contentsOf: URL(fileURLWithPath: renamedPath))
+        let notes = MigrationHarness("notes-\(#function)")
+        try notes.write(renamed.versions[0]) { context in try context.insert("Note", ["body": "hello"]) }
+        let refused = try run(["migrate", notes.url.path, "--model", renamedPath, "--version", "MigrateUnannouncedRename 2"])
+        #expect(refused.status == 1 && refused.out.contains("✗ attribute Note.body removed"))
+        let acknowledged = try run(["migrate", notes.url.path, "--model", renamedPath, "--version", "MigrateUnannouncedRename 2",
+                                    "--acknowledge-removal", "Note.body"])
+        #expect(acknowledged.status == 0, "\(acknowledged.err)")
+    }
 }

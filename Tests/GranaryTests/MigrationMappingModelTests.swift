@@ -30,6 +30,9 @@ import Testing
         #expect(model.entityMappings[0].attributeMappings == [MappingModel.PropertyMapping(name: "name", valueExpression: nil)])
         let bundle = try Self.bundle()
         #expect(model.covers(from: bundle.versions[0], to: bundle.versions[1]))
+        // Found beside its bundle, and only beside its own.
+        #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateMappingModel.xcdatamodeld")).map(\.path) == [model.path])
+        #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateEmptyToMany.xcdatamodeld")).isEmpty)
         #expect(!model.covers(from: bundle.versions[1], to: bundle.versions[0]))
     }
 
@@ -176,6 +179,90 @@ import Testing
             try MappingExpression(parsing: "$source.name + 1")
         } throws: { error in
             (error as? MappingExpression.SyntaxError)?.offset == 13
+        }
+    }
+
+    /// A keyed archive of NSExpression objects laid out as NSKeyedArchiver writes them.
+    struct ExpressionArchive {
+        var objects: [BinaryPropertyList] = [.string("$null")]
+        var classes: [String: UInt64] = [:]
+
+        mutating func add(_ object: BinaryPropertyList) -> UInt64 {
+            objects.append(object)
+            return UInt64(objects.count - 1)
+        }
+
+        mutating func object(_ name: String, _ fields: [String: BinaryPropertyList]) -> UInt64 {
+            let classUID = classes[name] ?? add(.dictionary(["$classname": .string(name), "$classes": .array([.string(name), .string("NSObject")])]))
+            classes[name] = classUID
+            return add(.dictionary(fields.merging(["$class": .uid(classUID)]) { a, _ in a }))
+        }
+
+        mutating func variable(_ name: String) -> UInt64 {
+            object("NSVariableExpression", ["NSVariable": .uid(add(.string(name))), "NSExpressionType": .int(2)])
+        }
+
+        mutating func function(_ operand: UInt64, _ selector: String, _ arguments: [UInt64], keyPath: Bool = false) -> UInt64 {
+            let list = object("NSArray", ["NS.objects": .array(arguments.map { .uid($0) })])
+            return object(keyPath ? "NSKeyPathExpression" : "NSFunctionExpression",
+                          ["NSOperand": .uid(operand), "NSSelectorName": .uid(add(.string(selector))), "NSArguments": .uid(list),
+                           "NSExpressionType": .int(keyPath ? 3 : 4)])
+        }
+
+        mutating func constant(_ value: BinaryPropertyList) -> UInt64 {
+            object("NSConstantValueExpression", ["NSConstantValue": .uid(add(value)), "NSExpressionType": .int(0)])
+        }
+
+        func bytes(root: UInt64) -> [UInt8] {
+            BinaryPropertyList.dictionary([
+                "$archiver": .string("NSKeyedArchiver"), "$version": .int(100_000),
+                "$top": .dictionary(["root": .uid(root)]), "$objects": .array(objects),
+            ]).bytes()
+        }
+    }
+
+    @Test func readsExpressionsXcodeArchived() throws {
+        var archive = ExpressionArchive()
+        let friends = archive.function(archive.variable("source"), "valueForKeyPath:",
+                                       [archive.object("NSKeyPathSpecifierExpression", ["NSKeyPath": .uid(archive.add(.string("friends")))])],
+                                       keyPath: true)
+        let root = archive.function(archive.variable("manager"), "destinationInstancesForEntityMappingNamed:sourceInstances:",
+                                    [archive.constant(.string("PersonToPerson")), friends])
+        let expression = try MappingExpression(archived: archive.bytes(root: root))
+        #expect(expression == .function(target: .variable("manager", keyPath: []), selector: "destinationInstancesForEntityMappingNamed:sourceInstances:",
+                                        arguments: [.string("PersonToPerson"), .variable("source", keyPath: ["friends"])]))
+        // In a mapping model file, base64 in valueexpressiondata.
+        var policy = ExpressionArchive()
+        let call = policy.function(policy.variable("entityPolicy"), "upper:", [policy.constant(.int(3))])
+        let folder = scratchURL("archived-\(UUID().uuidString)").appendingPathComponent("Archived.xcmappingmodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <database>
+                <object type="XDDEVMAPPINGMODEL" id="z1">
+                    <relationship name="entitymappings" type="0/0" destination="XDDEVENTITYMAPPING" idrefs="z2"></relationship>
+                </object>
+                <object type="XDDEVENTITYMAPPING" id="z2">
+                    <attribute name="sourcename" type="string">Person</attribute>
+                    <attribute name="destinationname" type="string">Person</attribute>
+                    <relationship name="attributemappings" type="0/0" destination="XDDEVATTRIBUTEMAPPING" idrefs="z3"></relationship>
+                </object>
+                <object type="XDDEVATTRIBUTEMAPPING" id="z3">
+                    <attribute name="name" type="string">name</attribute>
+                    <attribute name="valueexpressiondata" type="binary">\(Data(policy.bytes(root: call)).base64EncodedString())</attribute>
+                </object>
+            </database>
+            """.write(to: folder.appendingPathComponent("xcmapping.xml"), atomically: true, encoding: .utf8)
+        let model = try MappingModel(contentsOf: folder)
+        #expect(model.entityMappings.first?.name == "PersonToPerson")
+        #expect(model.entityMappings.first?.attributeMappings.first?.valueExpression?.description == #"FUNCTION($entityPolicy, "upper:", 3)"#)
+        // A class it does not read is named.
+        var other = ExpressionArchive()
+        let subquery = other.object("NSSubqueryExpression", ["NSExpressionType": .int(13)])
+        #expect {
+            try MappingExpression(archived: other.bytes(root: subquery))
+        } throws: { error in
+            (error as? MappingExpression.ArchiveProblem)?.reason == "an expression of class NSSubqueryExpression"
         }
     }
 }

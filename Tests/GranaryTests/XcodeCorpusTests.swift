@@ -118,16 +118,16 @@ enum XcodeCorpus {
 
     // MARK: Hook for the migrate helper's options
 
-    /// HOOK (migrate): the migration options a store of the bundle at `bundleURL` is opened with.
-    ///
-    /// Today it returns the default options (lightweight migration, inferred mapping). When the manifest
-    /// says `"acknowledgeRenames": true` or `"mappingModels": true`, this is where the options that
-    /// acknowledge renames, or that carry the `.xcmappingmodel` files found beside the bundle, go once
-    /// the migration API for them exists.
-    static func migrationOptions(forBundle bundleURL: URL, manifest: CorpusManifest) -> MigrationOptions {
-        _ = bundleURL
-        _ = manifest
-        return MigrationOptions()
+    /// The migration options a store of the bundle at `bundleURL` is opened with: `"acknowledgeRenames"`
+    /// allows unannounced renames as removals (`MigrationOptions.allowsUnannouncedRenames`);
+    /// `"mappingModels"` loads every `.xcmappingmodel` beside the bundle that names its versions.
+    static func migrationOptions(forBundle bundleURL: URL, manifest: CorpusManifest) throws -> MigrationOptions {
+        var options = MigrationOptions()
+        options.allowsUnannouncedRenames = manifest.acknowledgeRenames == true
+        guard manifest.mappingModels == true else { return options }
+        options.mappingModels = try MappingModel.all(besideBundleAt: bundleURL)
+        #expect(!options.mappingModels.isEmpty, "\(bundleURL.lastPathComponent): the manifest says mapping models, and none beside it names its versions")
+        return options
     }
 }
 
@@ -156,7 +156,7 @@ struct CorpusMigrationCheck {
         #expect(before.totalObjects > 0, "\(step): the older version holds no objects to migrate")
 
         var options = PersistentStore.Options()
-        options.migration = XcodeCorpus.migrationOptions(forBundle: bundleURL, manifest: manifest)
+        options.migration = try XcodeCorpus.migrationOptions(forBundle: bundleURL, manifest: manifest)
         do {
             try store.open(new, options: options) { persistentStore, _ in
                 // Versions that differ only in what storage ignores (a warning's attribute) need no migration.

@@ -69,7 +69,7 @@ struct InferredMapping: Sendable {
             // and its own problems take their place.
             changes = changes.map { ModelChange($0.entity, $0.property, $0.kind) }
             unannouncedRenames = []
-            let problems = MappingModelMigration.problems(of: mappingModel, step: source, destination, policies: options.migrationPolicies)
+            let problems = MappingModelMigration.problems(of: mappingModel, to: destination, policies: options.migrationPolicies)
             changes.insert(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path)), at: 0)
             for problem in problems { changes.append(ModelChange("*", nil, .mappedByMappingModel(mappingModel.path), problem: problem)) }
         }

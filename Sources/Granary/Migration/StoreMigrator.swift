@@ -79,7 +79,10 @@ public struct StoreMigrator: Sendable {
 
     /// Migrates an open store if its model differs.
     /// - Returns: What was done, or nil when the store was already at the model.
-    /// - Throws: `MigrationError.cannotInferMapping` listing every change that cannot be inferred;
+    /// - Throws: `MigrationError.cannotInferMapping` listing every change that cannot be inferred (or a
+    ///   mapping model's problems); `.unannouncedRenames` when the only problems are possible renames;
+    ///   `.validationFailed` listing the migrated objects that fail the new model; `.mappingModel` for
+    ///   an expression a mapping model's step cannot evaluate;
     ///   `.uniquenessViolation` naming the duplicates of a new uniqueness constraint; `.invalidObject`
     ///   and `.transformFailed` from custom steps; `.readOnly`; `.storage`. The store is unchanged then.
     @discardableResult

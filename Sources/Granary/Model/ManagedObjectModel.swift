@@ -129,9 +129,11 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         entitiesByName[relationship.destinationEntityName]
     }
 
-    /// The relationship on the destination entity that points back at `relationship`.
+    /// The relationship on the destination entity that points back at `relationship`, or nil for a
+    /// one-sided relationship.
     public func inverseRelationship(of relationship: RelationshipDescription) -> RelationshipDescription? {
-        destinationEntity(of: relationship)?.relationshipsByName[relationship.inverseName]
+        guard let name = relationship.inverseName else { return nil }
+        return destinationEntity(of: relationship)?.relationshipsByName[name]
     }
 
     public var description: String {

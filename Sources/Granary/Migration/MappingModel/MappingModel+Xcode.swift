@@ -11,8 +11,9 @@ extension MappingModel {
     /// Read: entity mappings (`name`, `sourcename`, `destinationname`, `mappingtypename`,
     /// `migrationpolicyclassname`, `mappingnumber`); property mappings with an expression Xcode
     /// generates (`autogenerateexpression`, `sourcekeypath`, `sourcemappingname`) or one written as text
-    /// in a `valueexpression` string attribute. Refused, naming the element: an archived expression
-    /// (`valueexpressiondata`) that is not generated, a source filter predicate, a custom source fetch.
+    /// in a `valueexpression` string attribute, or archived by Xcode (`valueexpressiondata`, see
+    /// `MappingExpression(archived:)`). Refused, naming the element: an archived expression of a kind
+    /// Granary does not read, a source filter predicate, a custom source fetch.
     /// - Throws: `MappingModelError.unreadable`, `.malformed`, `.unsupported`, `.badExpression`.
     public init(contentsOf url: URL) throws(MappingModelError) {
         var isDirectory: ObjCBool = false
@@ -63,6 +64,33 @@ extension MappingModel {
         self.init(from: versionName(model.attributes["sourcemodelpath"]), to: versionName(model.attributes["destinationmodelpath"]),
                   entityMappings: mappings.enumerated().sorted { ($0.element.number, $0.offset) < ($1.element.number, $1.offset) }.map(\.element.mapping),
                   path: path)
+    }
+
+    /// The mapping models shipped beside a model bundle, as Core Data finds them in the app's bundle:
+    /// every `.xcmappingmodel` in the directory holding `bundleURL` whose recorded versions are versions
+    /// of that bundle (one that records none is taken too), in file name order.
+    ///
+    /// Use it to fill `MigrationOptions.mappingModels` for an `.xcdatamodeld` shipped as a resource.
+    /// - Throws: `MappingModelError` for a mapping model that cannot be read; `.unreadable` when the
+    ///   directory or the bundle cannot be listed.
+    public static func all(besideBundleAt bundleURL: URL) throws(MappingModelError) -> [MappingModel] {
+        let folder = bundleURL.deletingLastPathComponent()
+        let versions: Set<String>
+        let entries: [String]
+        do {
+            versions = Set(try XcodeModelBundle.listing(of: bundleURL).packages.map(\.name))
+            entries = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        } catch {
+            throw .unreadable(path: bundleURL.path, reason: "\(error)")
+        }
+        var result: [MappingModel] = []
+        for entry in entries.sorted() where entry.hasSuffix(".xcmappingmodel") {
+            let mapping = try MappingModel(contentsOf: folder.appendingPathComponent(entry))
+            if [mapping.sourceVersionName, mapping.destinationVersionName].compactMap({ $0 }).allSatisfy(versions.contains) {
+                result.append(mapping)
+            }
+        }
+        return result
     }
 
     /// One `<object>` of the file: its attributes as text, its relationships as ID lists.
@@ -131,9 +159,14 @@ extension MappingModel {
                 throw .badExpression(path: path, mapping: mapping, property: name, reason: error.description)
             }
         }
-        if property.text("valueexpressiondata") != nil && !property.flag("autogenerateexpression") {
-            throw .unsupported(path: path, element: "\(property.element) valueexpressiondata",
-                               reason: "an archived NSExpression; write the expression as text in a 'valueexpression' string attribute")
+        if let encoded = property.text("valueexpressiondata"), !property.flag("autogenerateexpression") {
+            guard let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters) else {
+                throw .malformed(path: path, line: property.line, reason: "\(property.element): valueexpressiondata is not base64")
+            }
+            do { return try MappingExpression(archived: Array(data)) } catch {
+                throw .unsupported(path: path, element: "\(property.element) valueexpressiondata",
+                                   reason: "an archived NSExpression Granary cannot read (\(error.reason)); write the expression as text in a 'valueexpression' string attribute")
+            }
         }
         if property.type == "XDDEVRELATIONSHIPMAPPING", property.text("sourcekeypath") != nil || property.text("sourcemappingname") != nil {
             let keyPath = (property.text("sourcekeypath") ?? name).split(separator: ".").map(String.init)

@@ -22,7 +22,8 @@ public struct MappingModel: Sendable {
 
     /// What an entity mapping does (`NSEntityMappingType`).
     public enum MappingType: String, Sendable, Hashable {
-        /// Destination objects are made by the policy (the app's `EntityMigrationPolicy`).
+        /// In Core Data, destination objects made by the policy's own code. An `EntityMigrationPolicy`
+        /// supplies functions, not object creation, so Granary carries it out as `transform`.
         case custom
         /// A destination entity with no source: no objects are made.
         case add

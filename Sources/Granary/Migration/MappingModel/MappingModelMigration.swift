@@ -62,7 +62,7 @@ struct MappingModelMigration {
     }
 
     /// The problems of the mapping against its two versions, found before any row is read.
-    static func problems(of model: MappingModel, step source: ManagedObjectModel, _ destination: ManagedObjectModel,
+    static func problems(of model: MappingModel, to destination: ManagedObjectModel,
                          policies: [String: EntityMigrationPolicy]) -> [String] {
         var problems: [String] = []
         let names = Set(model.entityMappings.map(\.name))
@@ -81,7 +81,6 @@ struct MappingModelMigration {
                 }
             }
         }
-        _ = source
         return problems
     }
 
@@ -199,7 +198,9 @@ struct MappingModelMigration {
         }
         for (_, _, object) in created {
             for relationship in Self.storedRelationships(of: object.entity) {
-                guard let inverse = step.destination.entity(named: relationship.destinationEntityName)?.relationshipsByName[relationship.inverseName]
+                // For a one-sided relationship, its hidden inverse (see `RelationshipDescription.hiddenInverse`).
+                guard let inverse = step.destination.entity(named: relationship.destinationEntityName)?
+                    .storage.relationshipsByName[relationship.graphInverseName]
                 else { continue }
                 for target in object.relations[relationship.name] ?? [] {
                     target.relate(inverse.name, object, toMany: inverse.isToMany)
@@ -244,7 +245,8 @@ struct MappingModelMigration {
                 var row = [Value](repeating: .null, count: table.schema.columns.count)
                 row[StorageMapping.entityColumn] = .int(entityMapping.entityCode)
                 row[StorageMapping.versionColumn] = object.version
-                for property in object.entity.properties where !property.isTransient {
+                // Hidden inverses included, filled in pass 2 from the one-sided relationships they serve.
+                for property in object.entity.storage.properties where !property.isTransient {
                     guard let column = entityMapping.column(forProperty: property.name) else { continue }
                     switch property {
                     case .attribute(let a):
