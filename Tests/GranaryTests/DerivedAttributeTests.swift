@@ -247,3 +247,37 @@ enum DerivedModel {
         }
     }
 }
+
+@Suite struct DerivedAttributeOneSidedTests {
+    /// Book.author has no inverse; the object graph's hidden inverse still leads from a renamed author to
+    /// the books whose derivation reads its name, and `@count` of a one-sided to-many follows its members.
+    @Test func aDerivationThroughAOneSidedRelationshipFollowsTheRelatedObject() throws {
+        let model = try ManagedObjectModel {
+            Entity("Author") {
+                Attribute("name", .string)
+                Relationship("favorites", toMany: "Book")
+                Attribute("favoriteCount", .integer64, optional: true, derivation: "favorites.@count")
+            }
+            Entity("Book") {
+                Attribute("title", .string)
+                Relationship("author", to: "Author")
+                Attribute("authorName", .string, optional: true, derivation: "author.name")
+            }
+        }
+        let (_, context) = try ShelfModel.stack(model)
+        try context.performAndWait {
+            let ann = try context.insert("Author", ["name": "Ann"])
+            let book = try context.insert("Book", ["title": "A", "author": ann])
+            try ann.setValue(Set([book]), forKey: "favorites")
+            try context.save()
+            #expect(try book.get("authorName", as: String.self) == "Ann")
+            #expect(try ann.get("favoriteCount", as: Int64.self) == 1)
+            try ann.setValue("Anna", forKey: "name")
+            try context.save()
+            #expect(try book.get("authorName", as: String.self) == "Anna")
+            try ann.setValue(Set<ManagedObject>(), forKey: "favorites")
+            try context.save()
+            #expect(try ann.get("favoriteCount", as: Int64.self) == 0)
+        }
+    }
+}
