@@ -165,6 +165,7 @@ enum DerivedModel {
                 Entity("Writer") {
                     Attribute("name", .string)
                     Attribute("born", .date, optional: true)
+                    Attribute("link", .uri, optional: true)
                     Relationship("books", toMany: "Volume", inverse: "writer")
                     attribute
                 }
@@ -204,6 +205,7 @@ enum DerivedModel {
         #expect(reason(Attribute("x", .integer16, optional: true, derivation: "lowercase:(name)")) != nil)
         #expect(reason(Attribute("x", .string, optional: true, derivation: "uppercase:(born)"))?.contains("string") == true)
         #expect(reason(Attribute("x", .date, optional: true, derivation: "name")) != nil)
+        #expect(reason(Attribute("x", .string, optional: true, derivation: "link")) != nil)
         #expect(reason(Attribute("x", .string, optional: true, transient: true, derivation: "name"))?.contains("transient") == true)
         // And every supported form passes.
         for (type, expression) in [
@@ -278,6 +280,37 @@ enum DerivedModel {
             try ann.setValue(Set<ManagedObject>(), forKey: "favorites")
             try context.save()
             #expect(try ann.get("favoriteCount", as: Int64.self) == 0)
+        }
+    }
+}
+
+@Suite struct DerivedAttributeConversionTests {
+    @Test func anAverageStoredInAnIntegerAttributeKeepsItsWholePartAndAnOutOfRangeValueIsATypedError() throws {
+        let model = try ManagedObjectModel {
+            Entity("Shelf") {
+                Attribute("name", .string)
+                Attribute("meanPages", .integer32, optional: true, derivation: "books.@avg.pages")
+                Attribute("smallTotal", .integer16, optional: true, derivation: "books.@sum.pages")
+                Relationship("books", toMany: "Tome", inverse: "shelf")
+            }
+            Entity("Tome") {
+                Attribute("pages", .integer64, defaultValue: 0)
+                Relationship("shelf", to: "Shelf", inverse: "books")
+            }
+        }
+        let (_, context) = try ShelfModel.stack(model)
+        try context.performAndWait {
+            let shelf = try context.insert("Shelf", ["name": "s"])
+            for pages in [10, 11] { try context.insert("Tome", ["pages": Int64(pages), "shelf": shelf]) }
+            try context.save()
+            #expect(try shelf.get("meanPages", as: Int32.self) == 10)
+            try context.insert("Tome", ["pages": Int64(40_000), "shelf": shelf])
+            do {
+                try context.save()
+                Issue.record("a sum beyond Int16 was saved")
+            } catch ContextError.derivationFailed(let entity, let attribute, _, _) {
+                #expect(entity == "Shelf" && attribute == "smallTotal")
+            }
         }
     }
 }
