@@ -9,11 +9,15 @@ let package = Package(
         .library(name: "Granary", targets: ["Granary"]),
         .library(name: "GranaryStack", targets: ["GranaryStack"]),
         .library(name: "GranaryCoreData", targets: ["GranaryCoreData"]),
+        .library(name: "GranaryRecords", targets: ["GranaryRecords"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // The server-side Swift logging API, for GranaryRecords' messages: small (no dependencies of its own),
+        // and the logger apps on Linux already configure.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` for `make docs`; a plugin only, nothing it brings is linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -32,6 +36,12 @@ let package = Package(
         // over Granary's own names, so that Core Data code compiles with its import changed: the porting
         // path, opt-in; nothing in Granary depends on it.
         .target(name: "GranaryCoreData", dependencies: ["Granary", "GranaryStack"]),
+        // Everyday services over a stack (CorePersistence's feature set): objects keyed by a unique ID, JSON
+        // import, key-path queries, observed results, one serial background writer.
+        .target(
+            name: "GranaryRecords",
+            dependencies: ["Granary", "GranaryStack", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -67,6 +77,13 @@ let package = Package(
             name: "GranaryStackTests",
             dependencies: ["GranaryStack", "Granary"]
         ),
+        .testTarget(
+            name: "GranaryRecordsTests",
+            dependencies: [
+                "GranaryRecords", "GranaryStack", "Granary",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         // Apple's Core Data samples and an app-shaped persistence layer, ported with `import GranaryCoreData`.
         .testTarget(
             name: "GranaryCoreDataTests",
@@ -76,7 +93,7 @@ let package = Package(
         // every Swift block there is a region of these files, word for word (see README, "Layout").
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["GranaryStorage", "Granary", "GranaryStack", "GranaryCoreData"]
+            dependencies: ["GranaryStorage", "Granary", "GranaryStack", "GranaryCoreData", "GranaryRecords"]
         ),
     ],
     swiftLanguageModes: [.v6]
