@@ -118,6 +118,27 @@ import Testing
         }
     }
 
+    @Test func aPolicyTransformAdjustsOrDiscardsTheObjectsAMappingMakes() throws {
+        let bundle = try Self.bundle()
+        var mapping = try Self.mappingModel()
+        mapping.entityMappings[1].migrationPolicyClassName = "App.AddressPolicy"
+        let store = MigrationHarness()
+        _ = try writeV1(store, bundle)
+        var options = PersistentStore.Options()
+        options.migration.mappingModels = [mapping]
+        options.migration.migrationPolicies["App.AddressPolicy"] = EntityMigrationPolicy(transform: { old, new in
+            // People without a city get no address; the others' street is filled when missing.
+            guard old["city"] != nil else { return new.discard() }
+            if new["street"] == nil { new["street"] = "(unknown) in \(old["name"] as? String ?? "")" }
+        })
+        try store.open(bundle.versions[1], options: options) { persistentStore, context throws in
+            #expect(persistentStore.migrationReport?.rowsWritten == 5)
+            let people = try context.all("Person", sortedBy: "name")
+            let streets = try people.map { try $0.get("address", as: ManagedObject.self)?.get("street", as: String.self) }
+            #expect(streets == ["12 St James's Square", "(unknown) in Alan", nil])
+        }
+    }
+
     @Test func aMappingThatBreaksTheNewModelNamesTheObjectsAndWritesNothing() throws {
         let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()

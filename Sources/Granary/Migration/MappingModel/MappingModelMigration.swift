@@ -160,6 +160,20 @@ struct MappingModelMigration {
                     let result = try evaluate(expression, source: source, mapping: mapping, property: attribute.name, sourceByReference, associations)
                     object.values[attribute.name] = try storable(attribute, result, object)
                 }
+                if let className = mapping.migrationPolicyClassName, let transform = policies[className]?.transform {
+                    var values: [String: any Sendable] = [:]
+                    for attribute in entity.attributes where !attribute.isTransient {
+                        if let stored = object.values[attribute.name], let value = try? attribute.swiftValue(from: stored) { values[attribute.name] = value }
+                    }
+                    var new = MigrationObject(entity: entity, key: key, values: values)
+                    do { try transform(migrationObject(source), &new) } catch {
+                        throw MigrationError.transformFailed(entity: source.entity.name, key: source.key, underlying: SafeDescription.of(error))
+                    }
+                    if new.isDiscarded { continue }
+                    for attribute in entity.attributes where !attribute.isTransient {
+                        object.values[attribute.name] = try storable(attribute, .swift(new.values[attribute.name]), object)
+                    }
+                }
                 associations[mapping.name, default: [:]][source.reference, default: []].append(object)
                 byTable[tableID, default: []].append(object)
                 created.append((mapping, source, object))
@@ -356,20 +370,24 @@ struct MappingModelMigration {
         case .stored(let value, let type):
             do { return try type.swiftValue(from: value) } catch { throw fail("a source value cannot be read: \(error)") }
         case .sources(let objects):
-            let single: [any Sendable] = objects.map { object in
-                var values: [String: any Sendable] = [:]
-                for attribute in object.entity.attributes where !attribute.isTransient {
-                    if let column = step.sourceMapping.entity(named: object.entity.name)?.column(forProperty: attribute.name),
-                       let value = try? attribute.swiftValue(from: object.row[column]) {
-                        values[attribute.name] = value
-                    }
-                }
-                return MigrationObject(entity: object.entity, key: object.key, values: values)
-            }
+            let single: [any Sendable] = objects.map(migrationObject)
             return single.count == 1 ? single[0] : single
         case .destinations:
             throw fail("destination objects cannot be passed to a policy function")
         }
+    }
+
+    /// A source object as a policy sees it: its attributes in their Swift form (a value that cannot be
+    /// decoded, such as a transformable with no registered transformer, is left out).
+    private func migrationObject(_ object: SourceObject) -> MigrationObject {
+        var values: [String: any Sendable] = [:]
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            if let column = step.sourceMapping.entity(named: object.entity.name)?.column(forProperty: attribute.name),
+               let value = try? attribute.swiftValue(from: object.row[column]) {
+                values[attribute.name] = value
+            }
+        }
+        return MigrationObject(entity: object.entity, key: object.key, values: values)
     }
 
     /// A result as the stored value of a destination attribute.
