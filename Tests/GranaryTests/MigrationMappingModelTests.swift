@@ -139,6 +139,22 @@ import Testing
         }
     }
 
+    @Test func aFilterPredicateChoosesTheSourceObjectsAMappingTakes() throws {
+        let bundle = try Self.bundle()
+        var mapping = try Self.mappingModel()
+        mapping.entityMappings[1].sourceFilter = "city != nil AND NOT (name BEGINSWITH 'G')"
+        let store = MigrationHarness()
+        _ = try writeV1(store, bundle)
+        var options = PersistentStore.Options()
+        options.migration.mappingModels = [mapping]
+        try store.open(bundle.versions[1], options: options) { _, context throws in
+            let people = try context.all("Person", sortedBy: "name")
+            let cities = try people.map { try $0.get("address", as: ManagedObject.self)?.get("city", as: String.self) }
+            #expect(cities == ["London", "Wilmslow", nil])
+            #expect(try context.all("Address", sortedBy: "city").count == 2)
+        }
+    }
+
     @Test func aMappingThatBreaksTheNewModelNamesTheObjectsAndWritesNothing() throws {
         let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()
@@ -190,7 +206,7 @@ import Testing
             return element == "XDDEVATTRIBUTEMAPPING object z3 (line 13) valueexpressiondata" && reason.contains("archived NSExpression")
         }
         #expect {
-            try MappingModel(contentsOf: try write(#"<attribute name="sourcefilterpredicatestring" type="string">age &gt; 3</attribute>"#))
+            try MappingModel(contentsOf: try write(#"<attribute name="sourcefilterpredicatestring" type="string">age &gt;&gt;&gt; 3</attribute>"#))
         } throws: { error in
             guard case MappingModelError.unsupported(_, let element, _) = error else { return false }
             return element.hasPrefix("XDDEVENTITYMAPPING object z2") && element.hasSuffix("sourcefilterpredicatestring")

@@ -47,10 +47,14 @@ public struct MappingModel: Sendable {
         public var migrationPolicyClassName: String?
         public var attributeMappings: [PropertyMapping]
         public var relationshipMappings: [PropertyMapping]
+        /// A predicate (Xcode's "Filter Predicate", in `NSPredicate` format) the source objects must
+        /// satisfy to be mapped; the others get no destination object from this mapping.
+        public var sourceFilter: String?
 
         public init(name: String, mappingType: MappingType, sourceEntityName: String?, destinationEntityName: String?,
                     migrationPolicyClassName: String? = nil, attributeMappings: [PropertyMapping] = [],
-                    relationshipMappings: [PropertyMapping] = []) {
+                    relationshipMappings: [PropertyMapping] = [], sourceFilter: String? = nil) {
+            self.sourceFilter = sourceFilter
             self.name = name
             self.mappingType = mappingType
             self.sourceEntityName = sourceEntityName

@@ -136,7 +136,9 @@ struct MappingModelMigration {
                 tableIDs[tableName] = tableID
                 nextKeys[tableName] = 1
             }
+            let filter = try sourceFilter(of: mapping, entity: sourceName, sourceByReference)
             for source in sources where source.entity.name == sourceName {
+                if let filter, !(try filter(source)) { continue }
                 // The first object made from a source object of the same table keeps its key; others
                 // get keys above every key the table had, so they never take a key still to be kept.
                 var key: Int64
@@ -273,6 +275,53 @@ struct MappingModelMigration {
             staged.append(out)
         }
         return staged
+    }
+
+    /// The test a mapping's filter predicate makes of a source object, or nil without a filter: the
+    /// predicate evaluated on the object's row, key paths followed through to-one relationships.
+    private func sourceFilter(of mapping: MappingModel.EntityMapping, entity name: String,
+                              _ sourceByReference: [RowReference: SourceObject]) throws -> ((SourceObject) throws -> Bool)? {
+        guard let format = mapping.sourceFilter else { return nil }
+        let predicate: PredicateNode
+        do { predicate = try PredicateParser.parse(format) } catch {
+            throw MigrationError.mappingModel(.badExpression(path: model.path, mapping: mapping.name, property: "(filter)", reason: "\(error)"))
+        }
+        func schema(_ entityName: String) -> FetchSchema {
+            var fields: [String: FieldInfo] = [:]
+            guard let entity = step.source.entity(named: entityName), let m = step.sourceMapping.entity(named: entityName) else {
+                return FetchSchema(entityName: entityName, fields: [:])
+            }
+            for property in entity.properties {
+                guard let column = m.column(forProperty: property.name) else { continue }
+                let kind: FieldKind
+                switch property {
+                case .attribute(let a):
+                    switch a.type {
+                    case .integer16, .integer32, .integer64: kind = .integer
+                    case .double, .float: kind = .double
+                    case .decimal: kind = .decimal
+                    case .boolean: kind = .bool
+                    case .string: kind = .string
+                    case .date: kind = .date
+                    case .uuid: kind = .uuid
+                    case .uri: kind = .uri
+                    case .binaryData, .transformable, .undefined: kind = .binary
+                    }
+                case .relationship(let r):
+                    kind = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)
+                }
+                fields[property.name] = FieldInfo(column: column, kind: kind)
+            }
+            return FetchSchema(entityName: entityName, fields: fields)
+        }
+        let evaluator = RowEvaluator(schema: schema(name)) { _, reference in
+            sourceByReference[reference].map { ($0.row, schema($0.entity.name)) }
+        }
+        return { source in
+            do { return try evaluator.matches(predicate, row: source.row, reference: source.reference) } catch {
+                throw MigrationError.mappingModel(.badExpression(path: model.path, mapping: mapping.name, property: "(filter)", reason: "\(error)"))
+            }
+        }
     }
 
     /// The relationships that have a column (transient ones hold nothing to migrate).
