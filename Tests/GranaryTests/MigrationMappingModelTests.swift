@@ -34,6 +34,11 @@ import Testing
         #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateMappingModel.xcdatamodeld")).map(\.path) == [model.path])
         #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateEmptyToMany.xcdatamodeld")).isEmpty)
         #expect(!model.covers(from: bundle.versions[1], to: bundle.versions[0]))
+        // Bound by version hashes, it covers that pair whatever its versions are called.
+        let renamed = try ManagedObjectModel(merging: [bundle.versions[0]], versionIdentifier: "old")
+        let bound = model.bound(from: bundle.versions[0], to: bundle.versions[1])
+        #expect(!model.covers(from: renamed, to: bundle.versions[1]))
+        #expect(bound.covers(from: renamed, to: bundle.versions[1]) && !bound.covers(from: bundle.versions[1], to: bundle.versions[1]))
     }
 
     func writeV1(_ store: MigrationHarness, _ bundle: XcodeModelBundle) throws -> [String: URL] {
