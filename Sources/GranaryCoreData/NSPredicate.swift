@@ -23,17 +23,40 @@ open class NSPredicate: CustomStringConvertible {
     /// A predicate parsed from a format string with its arguments in an array: Core Data's
     /// `init(format:argumentArray:)`.
     public init(format predicateFormat: String, argumentArray arguments: [Any?]?) {
+        let arguments = (arguments ?? []).map(Self.swiftValue)
+        template = (predicateFormat, arguments)
+        parsed = Self.parse(predicateFormat, arguments, variables: [:])
+    }
+
+    private static func parse(_ format: String, _ arguments: [Any?], variables: [String: Any]) -> Result<PredicateNode, PredicateParseError> {
         do {
-            parsed = .success(try PredicateParser.parse(predicateFormat, arguments: (arguments ?? []).map(Self.swiftValue)))
+            return .success(try PredicateParser.parse(format, arguments: arguments, variables: variables))
         } catch let error as PredicateParseError {
-            parsed = .failure(error)
+            return .failure(error)
         } catch {
-            parsed = .failure(.argument(message: "\(error)", offset: 0))
+            return .failure(.argument(message: "\(error)", offset: 0))
         }
     }
 
+    /// The format string and arguments a predicate was made from, kept for `withSubstitutionVariables(_:)`.
+    private var template: (format: String, arguments: [Any?])?
+
+    /// The predicate with values for its `$VARIABLE`s: Core Data's `withSubstitutionVariables(_:)`, for a
+    /// predicate written once as a template (`NSPredicate(format: "name == $NAME")`) and filled in per
+    /// fetch. A variable's value is used as a `%@` argument would be; `$NAME.key` reads a key of it (of a
+    /// dictionary or a managed object). A variable left without a value is an error the fetch throws, as
+    /// for any predicate that does not parse.
+    public func withSubstitutionVariables(_ variables: [String: Any]) -> NSPredicate {
+        guard let template else { return self }
+        let values = variables.mapValues { Self.swiftValue($0) as Any }
+        let result = NSPredicate(parsed: Self.parse(template.format, template.arguments, variables: values))
+        result.template = template
+        return result
+    }
+
     /// Foundation's reference types as the Swift values Granary's parser takes: Core Data code passes
-    /// `NSNumber`, `NSString`, `NSDate`, `NSArray`, `NSSet` arguments.
+    /// `NSNumber`, `NSString`, `NSDate`, `NSArray`, `NSSet` arguments (and dictionaries of them as
+    /// substitution variables).
     static func swiftValue(_ value: Any?) -> Any? {
         switch value {
         case let decimal as NSDecimalNumber: return decimal.decimalValue
@@ -45,6 +68,7 @@ open class NSPredicate: CustomStringConvertible {
             }
         case let string as NSString: return string as String
         case let date as NSDate: return date as Date
+        case let dictionary as [String: Any]: return dictionary.mapValues { swiftValue($0) as Any }
         case let array as NSArray: return array.map { swiftValue($0) as Any }
         case let set as NSSet: return set.map { swiftValue($0) as Any }
         default: return value

@@ -6,6 +6,8 @@
 //       commits forever (see EngineWriter.swift)
 //   granary-crashtest migrate <store-directory> <point|run>
 //       migrates a store (see MigrationChild.swift)
+//   granary-crashtest onesided <store-directory> <seed>
+//       links and deletes through relationships without an inverse (see OneSidedChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -17,6 +19,8 @@ func say(_ line: String) {
 let arguments = CommandLine.arguments
 if arguments.count > 1 && arguments[1] == "migrate" {
     runMigrationChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "onesided" {
+    runOneSidedChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

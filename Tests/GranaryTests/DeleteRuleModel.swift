@@ -9,6 +9,9 @@ final class RuleOwner: ManagedObject {
     @Managed var noActionItems: [RuleItem]
     @Managed var tags: Set<RuleItem>
     @Managed var badge: RuleItem?
+    @Managed var watched: Set<RuleItem>
+    @Managed var pinned: [RuleItem]
+    @Managed var favorite: RuleItem?
 }
 
 final class RuleItem: ManagedObject {
@@ -21,13 +24,19 @@ final class RuleItem: ManagedObject {
     @Managed var parent: RuleItem?
     @Managed var children: [RuleItem]
     @Managed var badgeOf: RuleOwner?
+    @Managed var blocker: RuleOwner?
+    @Managed var seeAlso: [RuleItem]
 }
 
 /// A model with every delete rule on every kind of relationship, for the delete-rule tests: owners hold
 /// items under cascade, nullify, deny and no action (ordered and unordered), tag them many-to-many
 /// (cascade one way, no action the other), and wear one as a badge (one-to-one, cascade one way); items
 /// form trees that cascade from parent to children and deny deleting a child that still has its parent,
-/// so that cascades chain and run into deny rules.
+/// so that cascades chain and run into deny rules. One-sided relationships (no inverse) come in every
+/// rule too: owners watch items (to-many, nullify), pin them (ordered, cascade) and have a favorite
+/// (to-one, no action); an item may be blocked by an owner (to-one, deny: it cannot be deleted while
+/// blocked) and point at other items (ordered, no action). Deleting the destination of a one-sided
+/// relationship takes it out of every referrer at once (Granary's rule; Core Data leaves it dangling).
 ///
 /// `relationships` lists the same relationships for the reference model, which must not learn Core
 /// Data's rules from the code under test.
@@ -36,7 +45,8 @@ enum DeleteRuleModel {
         let entity: String
         let name: String
         let destination: String
-        let inverse: String
+        /// Nil for a one-sided relationship.
+        let inverse: String?
         let isToMany: Bool
         let isOrdered: Bool
         let rule: DeleteRule
@@ -51,6 +61,9 @@ enum DeleteRuleModel {
             Spec(entity: "Owner", name: "noActionItems", destination: "Item", inverse: "noActionOwner", isToMany: true, isOrdered: true, rule: .noAction),
             Spec(entity: "Owner", name: "tags", destination: "Item", inverse: "taggedBy", isToMany: true, isOrdered: false, rule: .cascade),
             Spec(entity: "Owner", name: "badge", destination: "Item", inverse: "badgeOf", isToMany: false, isOrdered: false, rule: .cascade),
+            Spec(entity: "Owner", name: "watched", destination: "Item", inverse: nil, isToMany: true, isOrdered: false, rule: .nullify),
+            Spec(entity: "Owner", name: "pinned", destination: "Item", inverse: nil, isToMany: true, isOrdered: true, rule: .cascade),
+            Spec(entity: "Owner", name: "favorite", destination: "Item", inverse: nil, isToMany: false, isOrdered: false, rule: .noAction),
         ],
         "Item": [
             Spec(entity: "Item", name: "cascadeOwner", destination: "Owner", inverse: "cascadeItems", isToMany: false, isOrdered: false, rule: .nullify),
@@ -61,6 +74,8 @@ enum DeleteRuleModel {
             Spec(entity: "Item", name: "parent", destination: "Item", inverse: "children", isToMany: false, isOrdered: false, rule: .deny),
             Spec(entity: "Item", name: "children", destination: "Item", inverse: "parent", isToMany: true, isOrdered: true, rule: .cascade),
             Spec(entity: "Item", name: "badgeOf", destination: "Owner", inverse: "badge", isToMany: false, isOrdered: false, rule: .nullify),
+            Spec(entity: "Item", name: "blocker", destination: "Owner", inverse: nil, isToMany: false, isOrdered: false, rule: .deny),
+            Spec(entity: "Item", name: "seeAlso", destination: "Item", inverse: nil, isToMany: true, isOrdered: true, rule: .noAction),
         ],
     ]
 
@@ -78,6 +93,9 @@ enum DeleteRuleModel {
                 Relationship("noActionItems", toMany: "Item", ordered: true, inverse: "noActionOwner", deleteRule: .noAction)
                 Relationship("tags", toMany: "Item", inverse: "taggedBy", deleteRule: .cascade)
                 Relationship("badge", to: "Item", inverse: "badgeOf", deleteRule: .cascade)
+                Relationship("watched", toMany: "Item", deleteRule: .nullify)
+                Relationship("pinned", toMany: "Item", ordered: true, deleteRule: .cascade)
+                Relationship("favorite", to: "Item", deleteRule: .noAction)
                 Index("byName", "name")
             }
             Entity("Item", as: RuleItem.self) {
@@ -90,6 +108,8 @@ enum DeleteRuleModel {
                 Relationship("parent", to: "Item", inverse: "children", deleteRule: .deny)
                 Relationship("children", toMany: "Item", ordered: true, inverse: "parent", deleteRule: .cascade)
                 Relationship("badgeOf", to: "Owner", inverse: "badge", deleteRule: .nullify)
+                Relationship("blocker", to: "Owner", deleteRule: .deny)
+                Relationship("seeAlso", toMany: "Item", ordered: true, deleteRule: .noAction)
                 Index("byName", "name")
             }
         }

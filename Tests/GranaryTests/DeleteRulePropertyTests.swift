@@ -417,7 +417,7 @@ import Testing
                 guard !pool.isEmpty else { return [] }
                 let object = r.pick(pool)
                 var moves: [Edit] = []
-                for spec in RuleGraph.relationships(of: entity) where spec.isToMany || Self.isOneToOne(spec) {
+                for spec in RuleGraph.relationships(of: entity) where spec.isToMany || Self.isOneToOne(spec) || spec.inverse == nil {
                     for member in view.members(object, spec) where view.isPresent(member) && !view.nodes[member]!.isDeleted && r.int(3) > 0 {
                         moves += moveOut(member, from: object, spec, &r)
                     }
@@ -437,7 +437,8 @@ import Testing
                         } else if r.bool() {
                             moves.append(.setToOne(object, spec.name, nil))
                         } else {
-                            moves.append(.remove(member, spec.inverse, [object]))
+                            // A one-sided to-one has no other end to edit.
+                            moves.append(spec.inverse.map { .remove(member, $0, [object]) } ?? .setToOne(object, spec.name, nil))
                         }
                     }
                 }
@@ -452,7 +453,12 @@ import Testing
                 for _ in 0..<(1 + r.int(3)) {
                     let spec = r.pick(RuleGraph.relationships(of: "Owner"))
                     let item = r.pick(items)
-                    let inverse = DeleteRuleModel.spec("Item", spec.inverse)
+                    guard let inverseName = spec.inverse else {
+                        // One-sided: linked from the owner's end, the only one there is.
+                        edits.append(spec.isToMany ? .add(owner, spec.name, [item]) : .setToOne(owner, spec.name, item))
+                        continue
+                    }
+                    let inverse = DeleteRuleModel.spec("Item", inverseName)
                     if !spec.isToMany {
                         edits.append(r.bool() ? .setToOne(owner, spec.name, item) : .setToOne(item, inverse.name, owner))
                     } else {
@@ -472,15 +478,32 @@ import Testing
         }
 
         static func isOneToOne(_ spec: Spec) -> Bool {
-            !spec.isToMany && !DeleteRuleModel.spec(spec.destination, spec.inverse).isToMany
+            guard let inverse = spec.inverse else { return false }
+            return !spec.isToMany && !DeleteRuleModel.spec(spec.destination, inverse).isToMany
         }
 
         /// `member` taken out of `object`'s to-many (or one-to-one) `spec` by one of the ways an app does
         /// it: its to-one set elsewhere (or cleared), the set edited, or a new set assigned.
         func moveOut(_ member: String, from object: String, _ spec: Spec, _ r: inout Random) -> [Edit] {
-            let inverse = DeleteRuleModel.spec(spec.destination, spec.inverse)
             let pool = view.alive(spec.entity).filter { $0 != object }
             let destination = pool.isEmpty || r.int(5) == 0 ? nil : r.pick(pool)
+            guard let inverseName = spec.inverse else {
+                // One-sided: only this end can let it go (an edit of the set, a new set, or clearing the
+                // to-one), and another object may link it.
+                var edits: [Edit]
+                if !spec.isToMany {
+                    edits = [.setToOne(object, spec.name, nil)]
+                } else if r.bool() {
+                    edits = [.remove(object, spec.name, [member])]
+                } else {
+                    edits = [.setToMany(object, spec.name, view.members(object, spec).filter { $0 != member && view.isPresent($0) })]
+                }
+                if let destination {
+                    edits.append(spec.isToMany ? .add(destination, spec.name, [member]) : .setToOne(destination, spec.name, member))
+                }
+                return edits
+            }
+            let inverse = DeleteRuleModel.spec(spec.destination, inverseName)
             if Self.isOneToOne(spec) {
                 // Given to another object from either end (which takes it from this one), or cleared here.
                 switch r.int(3) {
@@ -513,7 +536,9 @@ import Testing
         /// current owner's set and added to the destination's, or a new set assigned, or only added (which
         /// takes it out of the old set by itself).
         func moveThroughSets(_ item: String, _ spec: Spec, to destination: String, _ r: inout Random) -> [Edit] {
-            let inverse = DeleteRuleModel.spec(spec.destination, spec.inverse)
+            // A one-sided to-one has no sets at the other end: it is set instead.
+            guard let inverseName = spec.inverse else { return [.setToOne(item, spec.name, destination)] }
+            let inverse = DeleteRuleModel.spec(spec.destination, inverseName)
             // A one-to-one has no set: the other end is set instead.
             if !inverse.isToMany { return [.setToOne(destination, inverse.name, item)] }
             let from = spec.isToMany ? nil : view.nodes[item]!.toOne[spec.name]

@@ -226,3 +226,24 @@ enum DerivedModel {
         #expect(attribute.description.contains("derived from lowercase:(n)"))
     }
 }
+
+@Suite struct DerivedAttributeContextTests {
+    @Test func aChildContextsSaveComputesDerivedValuesForItsParentAndTypedPropertiesReadThem() throws {
+        let (_, parent) = try DerivedModel.stack()
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        let id = try child.performAndWait {
+            let writer = DerivedWriter(context: child)
+            writer.name = "Ada LOVELACE"
+            try child.save()
+            #expect(writer.nameLower == "ada lovelace")
+            return writer.objectID
+        }
+        try parent.performAndWait {
+            let inParent = try #require(try parent.existingObject(with: id) as? DerivedWriter)
+            #expect(inParent.nameLower == "ada lovelace")
+            #expect(parent.hasChanges)
+            try parent.save()
+            #expect(inParent.nameLower == "ada lovelace")
+        }
+    }
+}

@@ -5,7 +5,9 @@ import Testing
 /// The `Fetched…` bundles of the corpus: fetched properties and derived attributes read from Xcode's
 /// files, working through a durable store across the bundles' versions.
 @Suite struct FetchedXcodeModelTests {
-    static let bundles = ["FetchedProperties", "FetchedDerivedAttributes", "FetchedUserInfoVariable"]
+    static let bundles = [
+        "FetchedProperties", "FetchedDerivedAttributes", "FetchedUserInfoVariable", "FetchedAggregates", "FetchedInheritance",
+    ]
 
     private func bundle(_ name: String) throws -> XcodeModelBundle {
         try XcodeModelBundle(contentsOf: try XcodeFixtures.url("Corpus/\(name).xcdatamodeld"))
@@ -127,6 +129,92 @@ import Testing
             #expect(strings(try kit.value(forKey: "favoriteReviews"), "text") == ["Superb pacing"])
             #expect(strings(try kit.value(forKey: "namedReviews"), "text") == ["Dear reader, great"])
         }
+    }
+
+    @Test func aggregatesOfAToManyRelationshipAreStoredAtSave() throws {
+        let bundle = try bundle("FetchedAggregates")
+        let store = MigrationHarness()
+        let base = Date(timeIntervalSinceReferenceDate: 700_000_000)
+        try store.write(bundle.versions[0]) { context in
+            let mix = try context.insert("Playlist", ["title": "Mix"])
+            for (index, seconds) in [180, 240, 95].enumerated() {
+                try context.insert("Track", [
+                    "title": "t\(index)", "seconds": Int32(seconds), "added": base.addingTimeInterval(Double(index) * 60),
+                    "playlist": mix,
+                ])
+            }
+            try context.insert("Playlist", ["title": "Empty"])
+        }
+        try store.open(bundle.versions[0]) { _, context in
+            let lists = try context.all("Playlist", sortedBy: "title")
+            #expect(try lists.map { try $0.get("trackCount", as: Int32.self) } == [0, 3])
+        }
+        try store.open(bundle.versions[1], options: migrationOptions(bundle, through: 1)) { _, context in
+            let mix = try #require(try context.all("Playlist", sortedBy: "title").last)
+            // New derived attributes are empty until the object's next save.
+            #expect(try mix.get("totalSeconds", as: Int64.self) == nil)
+            try context.insert("Track", ["title": "t3", "seconds": Int32(300), "added": base.addingTimeInterval(-60), "playlist": mix])
+            try context.save()
+        }
+        try store.open(bundle.versions[1]) { _, context in
+            let lists = try context.all("Playlist", sortedBy: "title")
+            let (empty, mix) = (lists[0], lists[1])
+            #expect(try mix.get("trackCount", as: Int32.self) == 4)
+            #expect(try mix.get("totalSeconds", as: Int64.self) == 815)
+            #expect(try mix.get("longestSeconds", as: Int32.self) == 300)
+            #expect(try mix.get("shortestSeconds", as: Int32.self) == 95)
+            #expect(try mix.get("averageSeconds", as: Double.self) == 815.0 / 4)
+            #expect(try mix.get("lastAdded", as: Date.self) == base.addingTimeInterval(120))
+            // The empty playlist was not saved again: its values are what migration left.
+            #expect(try empty.get("totalSeconds", as: Int64.self) == nil)
+            var request = FetchRequest<ManagedObject>(entityName: "Playlist")
+            request.filter = try PredicateParser.parse("longestSeconds > 200")
+            #expect(try context.fetch(request).count == 1)
+        }
+    }
+
+    @Test func subEntitiesInheritDerivedAttributesAndFetchedPropertiesFromAnAbstractParent() throws {
+        let bundle = try bundle("FetchedInheritance")
+        let model = bundle.currentVersion
+        let film = try #require(model.entity(named: "Film"))
+        #expect(film.fetchedProperties.map(\.name) == ["sameYear", "sameDirector"])
+        #expect(film.attributesByName["sortTitle"]?.derivationExpression == "canonical:(title)")
+        #expect(model.entity(named: "Album")?.fetchedProperties.map(\.name) == ["sameYear"])
+        let store = MigrationHarness()
+        try store.write(bundle.versions[0]) { context in
+            try context.insert("Album", ["title": "Blue", "year": Int16(1971), "artist": "Joni"])
+            try context.insert("Film", ["title": "Été", "year": Int16(1971), "director": "Rohmer"])
+            try context.insert("Film", ["title": "Autre", "year": Int16(1990), "director": "Rohmer"])
+        }
+        try store.open(model, options: migrationOptions(bundle, through: 1)) { _, context in
+            let items = try context.all("Item", sortedBy: "sortTitle")
+            #expect(try items.map { try $0.get("title", as: String.self) } == ["Autre", "Blue", "Été"])
+            let ete = items[2]
+            #expect(strings(try ete.value(forKey: "sameYear"), "title") == ["Blue"])
+            #expect(strings(try ete.value(forKey: "sameDirector"), "title").sorted() == ["Autre", "Été"])
+            try ete.setValue("Rohmer, Éric", forKey: "director")
+            try context.save()
+            #expect(try ete.get("directorKey", as: String.self) == "ROHMER, ÉRIC")
+        }
+    }
+
+    @Test func aBrokenVersionReportsEachProblemOfItsComputedProperties() throws {
+        let url = try XcodeFixtures.url("Corpus/FetchedBrokenDeclarations.xcdatamodeld")
+        do {
+            _ = try XcodeModelBundle(contentsOf: url)
+            Issue.record("the broken bundle loaded")
+        } catch {
+            let problems = error.problems
+            #expect(problems.count == 3, "\(problems)")
+            #expect(problems.allSatisfy { $0.description.contains("FetchedBrokenDeclarations 2.xcdatamodel") })
+            let missing = problems.compactMap { problem -> String? in
+                if case .missingAttribute(let location, let attribute) = problem { return "\(location.line ?? 0):\(attribute)" }
+                return nil
+            }
+            #expect(missing.sorted() == ["6:derivationExpression", "7:fetchRequest", "9:entity"])
+        }
+        let repaired = try ManagedObjectModel(contentsOf: url.appendingPathComponent("FetchedBrokenDeclarations 3.xcdatamodel"))
+        #expect(repaired.entity(named: "Note")?.fetchedProperties.map(\.name) == ["others", "related"])
     }
 
     // MARK: Problems in files

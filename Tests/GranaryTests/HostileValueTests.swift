@@ -110,7 +110,7 @@ struct HostileStamp: Codable, Sendable {
         #expect(outcomes["friend ← dates"] == "HostileSample.friend cannot hold [\(Self.nanText)]: expected a managed object or nil")
         #expect(outcomes["friendOf ← struct"] == "HostileSample.friendOf cannot hold Holder(when: \(Self.nanText)): expected a set or array of managed objects")
         #expect(outcomes["decimal ← +inf double"]?.hasPrefix("HostileSample.decimal cannot hold inf: inf does not fit") == true)
-        #expect(outcomes["stamp ← stamp"] == "HostileSample.stamp cannot hold HostileStamp(when: \(Self.nanText)): transforming a HostileStamp value of attribute 'HostileSample.stamp' failed: "
+        #expect(outcomes["stamp ← stamp"] == "HostileSample.stamp cannot hold HostileStamp(when: \(Self.nanText)): coding a value of attribute 'HostileSample.stamp' (transformable 'HostileStamp') failed: "
             + "Unencodable(when: \(Self.nanText))")
     }
 

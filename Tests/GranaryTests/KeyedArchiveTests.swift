@@ -38,6 +38,35 @@ import Testing
         #expect((empty as? [String])?.isEmpty == true)
     }
 
+    /// Equal values archive to equal bytes whatever order their sets and dictionaries were built in, so
+    /// stored values compare, and an unchanged value is not a change.
+    @Test func equalValuesArchiveToEqualBytes() throws {
+        let keys = (0..<200).map { "key\($0)" }
+        var forward: [String: Int] = [:]
+        for (index, key) in keys.enumerated() { forward[key] = index }
+        // Another capacity gives another iteration order.
+        var backward = [String: Int](minimumCapacity: 5_000)
+        for (index, key) in keys.enumerated().reversed() { backward[key] = index }
+        var bigSet = Set<String>(minimumCapacity: 5_000)
+        for key in keys.reversed() { bigSet.insert(key) }
+        #expect(Array(forward.keys) != Array(backward.keys) || Array(Set(keys)) != Array(bigSet))
+        let codec = TransformableRegistry.keyedArchive
+        #expect(try codec.encode(forward) == codec.encode(backward))
+        #expect(try codec.encode(Set(keys)) == codec.encode(bigSet))
+        #expect(try codec.encode(Set([Data([1]), Data([2])])) == codec.encode(Set([Data([2]), Data([1])])))
+    }
+
+    /// Large archives take wider references and offsets (two, then four bytes) and long counts.
+    @Test func largeArchivesRoundTrip() throws {
+        for count in [14, 15, 300, 70_000] {
+            let value = ArchivedValue.array((0..<count).map { .string("s\($0)") } + [.data(Data(repeating: 7, count: count))])
+            #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(value)) == value, "\(count)")
+        }
+        let long = String(repeating: "é", count: 40_000)
+        #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(.string(long))) == .string(long))
+        #expect(try KeyedArchive.unarchive(try KeyedArchive.archive(.int(Int64.min))) == .int(Int64.min))
+    }
+
     @Test func valuesSwiftCannotHoldAsOneTypeAreRefusedOnTheWayIn() throws {
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode(Set<AnyHashable>([1, "a"])) }
         #expect(throws: TransformerFailure.self) { _ = try TransformableRegistry.keyedArchive.encode([AnyHashable(1): 1, AnyHashable("a"): 2]) }
@@ -51,12 +80,14 @@ import Testing
     /// Foundation reads what Granary writes, with the secure unarchiver and the default transformer's classes.
     @Test func foundationReadsGranarysArchives() throws {
         let value: [Any] = ["a", 3, 2.5, true, Self.date, Data([1, 2]), URL(string: "http://x.org/a")!, Self.uuid,
-                            ["k": "v"], Set(["s"])]
+                            ["k": "v"], Set(["s"]), "é😀", -70_000, Int64.max]
         let bytes = try KeyedArchive.archive(try #require(try ArchivedValue(swift: value)))
         let classes: [AnyClass] = [NSArray.self, NSDictionary.self, NSSet.self, NSString.self, NSNumber.self, NSDate.self,
                                    NSData.self, NSURL.self, NSUUID.self]
         let decoded = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: Data(bytes)) as? NSArray)
-        #expect(decoded.count == 10)
+        #expect(decoded.count == 13)
+        #expect(decoded[10] as? String == "é😀")
+        #expect((decoded[11] as? NSNumber)?.int64Value == -70_000 && (decoded[12] as? NSNumber)?.int64Value == Int64.max)
         #expect(decoded[0] as? String == "a")
         #expect((decoded[1] as? NSNumber)?.intValue == 3)
         #expect((decoded[2] as? NSNumber)?.doubleValue == 2.5)
@@ -141,6 +172,15 @@ import Testing
             objects.append(.dictionary(["$class": .uid(1), "NS.objects": .array(level == 999 ? [] : [.uid(next)])]))
         }
         #expect(Self.problem(Self.archive(objects: objects, root: 2))?.contains("nest deeper than") == true)
+        // Shared objects decoded once and then wrapped again and again nest as deep, though each is reached
+        // shallowly the first time: a root holding o1, o2 = [o1], o3 = [o2]…
+        var shared: [BinaryPropertyList] = [.string("$null"), .dictionary(["$classname": .string("NSArray")]), .string("leaf")]
+        let first = shared.count
+        for level in 0..<200 {
+            shared.append(.dictionary(["$class": .uid(1), "NS.objects": .array([.uid(UInt64(level == 0 ? 2 : first + level - 1))])]))
+        }
+        shared.append(.dictionary(["$class": .uid(1), "NS.objects": .array((first..<first + 200).map { .uid(UInt64($0)) })]))
+        #expect(Self.problem(Self.archive(objects: shared, root: UInt64(shared.count - 1)))?.contains("nest deeper than") == true)
     }
 
     @Test func garbageAndTruncatedBytesAreErrors() throws {

@@ -246,7 +246,7 @@ import Testing
 
     @Test func uniquenessConstraintOrIndexNamingTransientAttribute() {
         expectError(
-            .unindexableProperty(entity: "A", property: "t", usage: .index("byT"), reason: "transient attributes are not stored"),
+            .unindexableProperty(entity: "A", property: "t", usage: .index("byT"), reason: "transient properties are not stored"),
             mentions: ["'t'", "transient"]
         ) {
             try ManagedObjectModel { Entity("A") { Attribute("t", .string, optional: true, transient: true); Index("byT", "t") } }

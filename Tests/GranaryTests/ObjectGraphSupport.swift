@@ -30,7 +30,9 @@ final class Contractor: Person {
 }
 
 /// Companies, people (employees and contractors), badges: relationships of every kind and delete rule.
-func makeCompanyModel() throws -> ManagedObjectModel {
+/// With `oneSided`, employees also have a mentor (a one-sided to-one to another employee) and watch
+/// badges (a one-sided to-many), read and written by key.
+func makeCompanyModel(oneSided: Bool = false) throws -> ManagedObjectModel {
     try ManagedObjectModel(version: "1") {
         Entity("Company", as: Company.self) {
             Attribute("name", .string)
@@ -49,6 +51,10 @@ func makeCompanyModel() throws -> ManagedObjectModel {
             Relationship("reports", toMany: "Employee", inverse: "manager", deleteRule: .nullify)
             Relationship("company", to: "Company", inverse: "employees", deleteRule: .nullify)
             Relationship("badges", toMany: "Badge", ordered: true, inverse: "holder", deleteRule: .cascade)
+            if oneSided {
+                Relationship("mentor", to: "Employee")
+                Relationship("watching", toMany: "Badge", deleteRule: .noAction)
+            }
             Index("bySalary", "salary")
         }
         Entity("Contractor", as: Contractor.self, parent: "Person") {

@@ -13,7 +13,10 @@ import Foundation
 /// A save (`denials`, `committed()`) fails if a deleted object still has members in a deny
 /// relationship; otherwise deleted objects go, and every reference to them goes with them. For no action
 /// that is Granary's documented behaviour, not Core Data's (Core Data leaves the reference dangling): a
-/// store never holds a reference to a row that is gone. Objects inserted and deleted before a save are
+/// store never holds a reference to a row that is gone. A one-sided relationship (no inverse) changes
+/// only its own end; deleting its destination takes the destination out of it at once, in every object
+/// the view has (deleted ones too), which is Granary's rule (Core Data leaves the reference dangling).
+/// Objects inserted and deleted before a save are
 /// treated as any deleted object: their deny rules count, and references left to them are dropped.
 struct RuleGraph: Equatable {
     typealias Spec = DeleteRuleModel.Spec
@@ -75,7 +78,8 @@ struct RuleGraph: Equatable {
     /// `target` was linked to `source` through `spec`: it links back, leaving its previous owner when
     /// the way back is a to-one.
     private mutating func inverseAdd(_ target: String, source: String, _ spec: Spec) {
-        let inverse = DeleteRuleModel.spec(spec.destination, spec.inverse)
+        guard let inverseName = spec.inverse else { return }
+        let inverse = DeleteRuleModel.spec(spec.destination, inverseName)
         if inverse.isToMany {
             if !(nodes[target]!.toMany[inverse.name] ?? []).contains(source) { nodes[target]!.toMany[inverse.name, default: []].append(source) }
             return
@@ -92,7 +96,8 @@ struct RuleGraph: Equatable {
     }
 
     private mutating func inverseRemove(_ target: String, source: String, _ spec: Spec) {
-        let inverse = DeleteRuleModel.spec(spec.destination, spec.inverse)
+        guard let inverseName = spec.inverse else { return }
+        let inverse = DeleteRuleModel.spec(spec.destination, inverseName)
         if inverse.isToMany {
             nodes[target]!.toMany[inverse.name]?.removeAll { $0 == source }
         } else if nodes[target]!.toOne[inverse.name] == source {
@@ -115,6 +120,17 @@ struct RuleGraph: Equatable {
                 }
             case .deny, .noAction:
                 break
+            }
+        }
+        // The referrers through one-sided relationships forget it (its hidden inverse's nullify rule).
+        let entity = nodes[name]!.entity
+        for referrer in nodes.keys.sorted() {
+            for spec in Self.relationships(of: nodes[referrer]!.entity) where spec.inverse == nil && spec.destination == entity {
+                if spec.isToMany {
+                    nodes[referrer]!.toMany[spec.name]?.removeAll { $0 == name }
+                } else if nodes[referrer]!.toOne[spec.name] == name {
+                    nodes[referrer]!.toOne[spec.name] = nil
+                }
             }
         }
     }
@@ -195,7 +211,8 @@ struct RuleGraph: Equatable {
                         problems.append("\(name).\(spec.name) → \(target), which is gone")
                         continue
                     }
-                    let inverse = DeleteRuleModel.spec(spec.destination, spec.inverse)
+                    guard let inverseName = spec.inverse else { continue }
+                    let inverse = DeleteRuleModel.spec(spec.destination, inverseName)
                     if !members(target, inverse).contains(name) { problems.append("\(name).\(spec.name) → \(target), but not back") }
                 }
             }

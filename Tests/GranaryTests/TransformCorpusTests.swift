@@ -109,6 +109,21 @@ import Testing
         }
     }
 
+    /// The attributes that need an app's transformer are listed as warnings, for `granary model check` and
+    /// for the app's author; the default transformer's are not.
+    @Test func attributesThatNeedATransformerAreWarnedAbout() throws {
+        let named = try Self.bundle("TransformNamedTransformer")
+        #expect(named.warnings(forVersion: "TransformNamedTransformer 2").map(\.description).sorted().map { $0.split(separator: " ").suffix(3).joined(separator: " ") }
+                == ["registers under 'MyColorTransformer'", "registers under 'PaletteTransformer'"])
+        let platform = try Self.bundle("TransformPlatformClasses")
+        let types = platform.warnings(forVersion: "TransformPlatformClasses 2").compactMap { warning -> String? in
+            guard case .transformerNeeded(let location, _, let typeName) = warning, location.line != nil else { return nil }
+            return typeName
+        }
+        #expect(types.sorted() == ["CKRecordID", "CLLocation", "NSColor", "UIColor"])
+        #expect(try Self.bundle("TransformDefaultClasses").warnings.isEmpty)
+    }
+
     @Test func namedTransformersCodeTheirValuesThroughAMigration() throws {
         let bundle = try Self.bundle("TransformNamedTransformer")
         #expect(Self.attribute(bundle, 1, "Swatch", "color") == .transformable(valueTypeName: "MyColorTransformer"))

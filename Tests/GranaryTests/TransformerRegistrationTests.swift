@@ -193,8 +193,10 @@ final class HexColorTransformer: ValueTransformer, @unchecked Sendable {
             ("garbage", Data([0xDE, 0xAD, 0xBE, 0xEF]), "not a keyed archive"),
             ("color", Data(colorArchive), "class UIColor is not one the default transformer allows"),
         ]
+        var damaged: URL?
         for (label, bytes, expected) in cases {
             let url = scratchURL(label)
+            damaged = url
             // Raw bytes go in through a pass-through transformer registered under the attribute's name…
             ValueTransformer.setValueTransformer(ValueTransformer(), forName: NSValueTransformerName(typeName))
             let context = try Self.open(model, at: url)
@@ -217,6 +219,18 @@ final class HexColorTransformer: ValueTransformer, @unchecked Sendable {
                         && "\(error)".contains("Box.content") && "\(error)".contains(object.description)
                 }
             }
+            try TransformerRegistrationTests.close(reader)
+        }
+        // A lenient transformer registered under the type's name takes precedence over the keyed archive:
+        // the damaged object loads, and its value can be replaced.
+        AttributeType.registerTransformer(named: typeName, valueType: String.self, transform: { Data($0.utf8) },
+                                          reverseTransform: { _ in "unreadable" })
+        let repair = try Self.open(model, at: try #require(damaged))
+        try repair.performAndWait {
+            let box = try #require(try repair.fetch(FetchRequest<ManagedObject>(entityName: "Box")).first)
+            #expect(try box.value(forKey: "content") as? String == "unreadable")
+            try box.setValue("replaced", forKey: "content")
+            try repair.save()
         }
     }
 }

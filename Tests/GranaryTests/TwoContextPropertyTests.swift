@@ -15,6 +15,11 @@ import Testing
 /// holder's `badges`, deleting an employee nullifies its reports and cascades to its badges (also the
 /// ones the deleting context never saw), and no row refers to a row that is gone.
 ///
+/// Employees also have one-sided relationships (no inverse): a mentor (to-one, nullify) and the badges
+/// they watch (to-many, no action). A mentor or badge deleted in one context must leave no reference in
+/// any employee, including those the other context holds, edits and saves without having merged, and
+/// after reopening.
+///
 /// `TWO_CONTEXT_SEED=n` replays one seed, `TWO_CONTEXT_SEEDS=n` runs n seeds per variant (40 by
 /// default), and `TWO_CONTEXT_STEPS=n` makes each run n steps long (200).
 @Suite struct TwoContextPropertyTests {
@@ -24,6 +29,8 @@ import Testing
         var name: String
         var salary: Int
         var manager: String?
+        var mentor: String? = nil
+        var watching: Set<String> = []
     }
 
     /// What the store must hold: employees by email, badges by title with their holder's email.
@@ -34,7 +41,13 @@ import Testing
         mutating func deleteEmployee(_ key: String) {
             guard employees.removeValue(forKey: key) != nil else { return }
             for (other, person) in employees where person.manager == key { employees[other]!.manager = nil }
-            for (title, holder) in badges where holder == key { badges[title] = nil }
+            for (other, person) in employees where person.mentor == key { employees[other]!.mentor = nil }
+            for (title, holder) in badges where holder == key { deleteBadge(title) }
+        }
+
+        mutating func deleteBadge(_ title: String) {
+            badges[title] = nil
+            for (key, person) in employees where person.watching.contains(title) { employees[key]!.watching.remove(title) }
         }
     }
 
@@ -93,7 +106,7 @@ import Testing
         var trace: [String] = []
 
         init(autoMerge: [Bool]) throws {
-            coordinator = PersistentStoreCoordinator(managedObjectModel: try makeCompanyModel())
+            coordinator = PersistentStoreCoordinator(managedObjectModel: try makeCompanyModel(oneSided: true))
             store = try coordinator.addPersistentStore(type: .durable, at: url)
             for (i, auto) in autoMerge.enumerated() {
                 let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
@@ -116,7 +129,7 @@ import Testing
             let w = writers[r.int(writers.count)]
             let other = writers.first { $0 !== w } ?? w
             let c = w.context
-            let op = r.int(40)
+            let op = r.int(48)
             switch op {
             case 0..<5:
                 serial += 1
@@ -185,6 +198,28 @@ import Testing
                     c.delete(badge)
                     trace.append("\(w.label) delete badge \(title)")
                 }
+            case 36..<40 where !keys.isEmpty:
+                let key = r.pick(keys)
+                let mentorKey = r.int(4) == 0 ? nil : r.pick(keys)
+                try c.performAndWait {
+                    guard let e = try w.employee(key) else { return }
+                    let m = try mentorKey.flatMap { try w.employee($0) }
+                    try e.setValue(m, forKey: "mentor")
+                    trace.append("\(w.label) \(key).mentor = \(m?.email ?? "nil")")
+                }
+            case 40..<48 where !keys.isEmpty && !titles.isEmpty:
+                let key = r.pick(keys)
+                let title = r.pick(titles)
+                let adds = r.int(3) > 0
+                try c.performAndWait {
+                    guard let e = try w.employee(key), let badge = try w.badge(title) else { return }
+                    if adds {
+                        try e.add([badge], toRelationship: "watching")
+                    } else {
+                        try e.remove([badge], fromRelationship: "watching")
+                    }
+                    trace.append("\(w.label) \(key).watching \(adds ? "+=" : "-=") \(title)")
+                }
             case 23..<30:
                 try save(w, other: other, mergeNow: r.bool())
             case 30..<32:
@@ -214,13 +249,26 @@ import Testing
                     guard let id else { return nil }
                     return ((try? c.existingObject(with: id)) as? Employee)?.email
                 }
-                let managerIndex = EntityLayout.of(coordinator.managedObjectModel.entity(named: "Employee")!).indexByName["manager"]!
+                let layout = EntityLayout.of(coordinator.managedObjectModel.entity(named: "Employee")!)
+                let managerIndex = layout.indexByName["manager"]!
+                let mentorIndex = layout.indexByName["mentor"]!
+                let watchingIndex = layout.indexByName["watching"]!
+                func title(_ id: ManagedObjectID) -> String? { ((try? c.existingObject(with: id)) as? Badge)?.title }
                 var managers: [(String, String?)] = []
+                var mentors: [(String, String?)] = []
+                var watching: [(String, Set<String>)] = []
+                func oneSided(_ e: Employee, _ k: String, all: Bool) {
+                    if all || e.changedIndexes.contains(mentorIndex) { mentors.append((k, key(e.values[mentorIndex] as? ManagedObjectID))) }
+                    if all || e.changedIndexes.contains(watchingIndex) {
+                        watching.append((k, Set((e.values[watchingIndex] as? [ManagedObjectID] ?? []).compactMap(title))))
+                    }
+                }
                 var insertedBadges: [(String, String?)] = []
                 for object in c.insertedObjects {
                     if let e = object as? Employee {
                         next.employees[e.email!] = Person(name: e.name, salary: e.salary, manager: nil)
                         managers.append((e.email!, key(e.values[managerIndex] as? ManagedObjectID)))
+                        oneSided(e, e.email!, all: true)
                     } else if let b = object as? Badge {
                         insertedBadges.append((b.title, b.holder?.email))
                     }
@@ -232,14 +280,15 @@ import Testing
                     }
                 }
                 for object in c.updatedObjects {
-                    guard let e = object as? Employee, e.changedIndexes.contains(managerIndex), let k = e.email else { continue }
-                    managers.append((k, key(e.values[managerIndex] as? ManagedObjectID)))
+                    guard let e = object as? Employee, let k = e.email else { continue }
+                    if e.changedIndexes.contains(managerIndex) { managers.append((k, key(e.values[managerIndex] as? ManagedObjectID))) }
+                    oneSided(e, k, all: false)
                 }
                 for object in c.deletedObjects {
                     if let e = object as? Employee, let k = e.committedValues(forKeys: ["email"])["email"] as? String {
                         next.deleteEmployee(k)
                     } else if let b = object as? Badge, let t = b.committedValues(forKeys: ["title"])["title"] as? String {
-                        next.badges[t] = nil
+                        next.deleteBadge(t)
                     }
                 }
                 for (k, m) in managers where next.employees[k] != nil {
@@ -247,6 +296,13 @@ import Testing
                 }
                 for (title, holder) in insertedBadges {
                     next.badges[title] = .some(holder.flatMap { next.employees[$0] == nil ? nil : $0 })
+                }
+                // What the save writes of a one-sided relationship wins; the store drops what is gone.
+                for (k, m) in mentors where next.employees[k] != nil {
+                    next.employees[k]!.mentor = m.flatMap { next.employees[$0] == nil ? nil : $0 }
+                }
+                for (k, set) in watching where next.employees[k] != nil {
+                    next.employees[k]!.watching = set.filter { next.badges[$0] != nil }
                 }
                 w.lastSave.changes.withLock { $0 = nil }
                 do { try c.save() } catch { throw fail("\(w.label) save failed: \(error)") }
@@ -299,7 +355,10 @@ import Testing
                 for e in try checker.fetch(FetchRequest<Employee>()) {
                     let k = e.email ?? "?"
                     if seen.employees[k] != nil { problems.append("two employees \(k)") }
-                    seen.employees[k] = Person(name: e.name, salary: e.salary, manager: e.manager?.email)
+                    seen.employees[k] = Person(
+                        name: e.name, salary: e.salary, manager: e.manager?.email,
+                        mentor: (try e.value(forKey: "mentor") as? Employee)?.email,
+                        watching: Set((try e.value(forKey: "watching") as? Set<ManagedObject> ?? []).compactMap { ($0 as? Badge)?.title }))
                     reports[k] = Set(e.reports.map { $0.email ?? "?" })
                     badgeSets[k] = Set(e.badges.map(\.title))
                 }

@@ -114,19 +114,6 @@ import Testing
         }
     }
 
-    @Test func relationshipsWithoutInverseAreRejected() throws {
-        let error = try load(XcodeFixtures.model(entity: """
-                    <attribute name="a" optional="YES" attributeType="String"/>
-                    <relationship name="parent" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Thing"/>
-            """))
-        guard case .missingInverse(let location, let entity, let relationship) = error else {
-            Issue.record("expected missingInverse, got \(error)")
-            return
-        }
-        #expect(location.line == 5 && entity == "Thing" && relationship == "parent")
-        #expect(error.description.contains("'Thing.parent' has no inverse"))
-    }
-
     @Test func modelErrorsPointAtTheElementTheyConcern() throws {
         let destination = try load(XcodeFixtures.model(entity: """
                     <attribute name="a" optional="YES" attributeType="String"/>

@@ -61,9 +61,16 @@ extension ManagedObjectContext {
             object.apply(record)
             changed[ObjectIdentifier(object)] = nil
         case .overwrite:
+            // Hidden inverses of one-sided relationships are the object graph's bookkeeping, not the app's
+            // state: they merge as by-property object trump does, so that a stale copy written whole does
+            // not unlink the referrers other contexts added since.
+            for i in object.values.indices where object.layout.isHidden[i] {
+                object.values[i] = object.changedIndexes.contains(i)
+                    ? object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i]) : record.values[i]
+            }
             object.rowVersion = record.version
             object.committed = record.values
-            object.changedIndexes.formUnion(object.values.indices)
+            object.changedIndexes.formUnion(object.values.indices.filter { !object.layout.isHidden[$0] })
         case .mergeByPropertyStoreTrump:
             for i in object.values.indices where !Self.same(record.values[i], base[i]) {
                 if case .toMany = object.layout.kinds[i], object.changedIndexes.contains(i) {

@@ -13,16 +13,18 @@ extension ManagedObjectContext {
     ///
     /// - Throws: `ContextError.derivationFailed` for a value the attribute's type cannot hold.
     func updateDerivedAttributes() throws {
-        let saved = Array(changed.values)
-        guard saved.contains(where: { !$0.layout.derivedIndexes.isEmpty || !$0.layout.derivationDependents.isEmpty }) else {
+        // Most models have no derivations: one pass over the changed objects, no copy, decides.
+        guard changed.values.contains(where: { !$0.layout.derivedIndexes.isEmpty || !$0.layout.derivationDependents.isEmpty }) else {
             return
         }
+        let saved = Array(changed.values)
         let now = Date()
-        var done = Set<ObjectIdentifier>()
         for object in saved where !object.deletedState && !object.layout.derivedIndexes.isEmpty {
-            done.insert(ObjectIdentifier(object))
             try object.updateDerivedAttributes(now: now)
         }
+        // Then the objects that read changed ones, saved or not: an object computed above may have read a
+        // related object's derived value before that object was computed itself.
+        var done = Set<ObjectIdentifier>()
         for object in saved where !object.layout.derivationDependents.isEmpty {
             // A deleted object's related objects lost it: their counts and sums change as well.
             let values = object.deletedState ? (object.committed ?? object.values) : object.values

@@ -15,6 +15,9 @@ final class EntityPlan: Sendable {
             case reference(toMany: Bool)
             /// A to-many reference list.
             case references
+            /// The first of a to-many reference list, for a to-one column filled from a to-many partner
+            /// (an inverse added to a one-sided relationship).
+            case firstReference
             /// `fill` for every row (a new property).
             case constant
         }
@@ -57,7 +60,8 @@ final class EntityPlan: Sendable {
 
         var moves: [Move] = []
         var checks: [(column: Int, property: PropertyDescription)] = []
-        for property in destination.properties where !property.isTransient {
+        // Hidden inverses included: their columns are filled like any relationship's.
+        for property in destination.storage.properties where !property.isTransient {
             guard let column = mapping.column(forProperty: property.name) else { continue }
             let previous = step.sourceProperty(of: property, in: source)
             let from = previous.flatMap { sourceMapping.column(forProperty: $0.name) }
@@ -75,11 +79,13 @@ final class EntityPlan: Sendable {
                     moves.append(Move(column: column, source: nil, conversion: .constant, fill: fill))
                 }
                 if !a.isOptional && !alwaysSet { checks.append((column, property)) }
-            case (.relationship(let r), let p):
+            case (.relationship(let r), _):
                 let empty: Value = r.isToMany ? .references([]) : .null
-                if case .relationship(let old)? = p, let from, step.sourceOf[r.destinationEntityName] == old.destinationEntityName,
-                   r.isToMany || !old.isToMany {
-                    moves.append(Move(column: column, source: from, conversion: old.isToMany ? .references : .reference(toMany: r.isToMany), fill: empty))
+                let old = step.sourceRelationship(of: r, in: destination, from: source)
+                if let old, let from = sourceMapping.column(forProperty: old.name) {
+                    let conversion: Move.Conversion =
+                        old.isToMany ? (r.isToMany ? .references : .firstReference) : .reference(toMany: r.isToMany)
+                    moves.append(Move(column: column, source: from, conversion: conversion, fill: empty))
                     let sameRules = old.isToMany == r.isToMany && old.isOptional == r.isOptional
                         && old.minCount == r.minCount && old.maxCount == r.maxCount
                     if !sameRules && Self.canFail(r) { checks.append((column, property)) }
@@ -141,6 +147,12 @@ final class EntityPlan: Sendable {
             case .reference(let toMany):
                 if case .reference(let ref) = value, kept.contains(ref.table) {
                     out[move.column] = toMany ? .references([ref]) : .reference(ref)
+                } else {
+                    out[move.column] = move.fill
+                }
+            case .firstReference:
+                if case .references(let refs) = value, let ref = refs.first(where: { kept.contains($0.table) }) {
+                    out[move.column] = .reference(ref)
                 } else {
                     out[move.column] = move.fill
                 }

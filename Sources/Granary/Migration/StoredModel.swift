@@ -36,11 +36,14 @@ struct StoredModel: Codable, Sendable, Equatable {
     struct Relationship: Codable, Sendable, Equatable {
         var name: String
         var destination: String
-        var inverse: String
+        /// Nil for a one-sided relationship (its hidden inverse is made again from it).
+        var inverse: String?
         var isToMany: Bool
         var isOrdered: Bool
         var isOptional: Bool
         var renamingIdentifier: String?
+        /// Written only when true, so records of models without transient relationships read as before.
+        var isTransient: Bool?
     }
 
     struct Index: Codable, Sendable, Equatable {
@@ -66,7 +69,7 @@ struct StoredModel: Codable, Sendable, Equatable {
                 relationships: own.compactMap(\.relationship).map {
                     Relationship(name: $0.name, destination: $0.destinationEntityName, inverse: $0.inverseName,
                                  isToMany: $0.isToMany, isOrdered: $0.isOrdered, isOptional: $0.isOptional,
-                                 renamingIdentifier: $0.renamingIdentifier)
+                                 renamingIdentifier: $0.renamingIdentifier, isTransient: $0.isTransient ? true : nil)
                 },
                 uniquenessConstraints: entity.uniquenessConstraints,
                 indexes: entity.indexes.map { index in
@@ -112,7 +115,8 @@ struct StoredModel: Codable, Sendable, Equatable {
             for r in entity.relationships {
                 properties.append(.relationship(RelationshipDescription(
                     name: r.name, destinationEntityName: r.destination, inverseName: r.inverse, isToMany: r.isToMany,
-                    isOrdered: r.isOrdered, isOptional: r.isOptional, renamingIdentifier: r.renamingIdentifier)))
+                    isOrdered: r.isOrdered, isOptional: r.isOptional, renamingIdentifier: r.renamingIdentifier,
+                    isTransient: r.isTransient ?? false)))
             }
             descriptions.append(EntityDescription(
                 name: entity.name, isAbstract: entity.isAbstract, superentityName: entity.superentity, properties: properties,

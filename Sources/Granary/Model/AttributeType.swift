@@ -56,8 +56,9 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     /// Use it for what a Core Data model declares as a transformable with no custom class; the Xcode loader
     /// gives such attributes this type. Values read back as their Swift types; a collection whose members
     /// share one scalar type reads back typed (`[String]`, `[String: Int]`, `Set<UUID>`), any other as
-    /// `[any Sendable]` or `[String: any Sendable]`. Set members and dictionary keys must be scalars of one
-    /// type. Storing anything else throws `ValueConversionError.typeMismatch` or `.transformFailed`.
+    /// `[any Sendable]` or `[String: any Sendable]`. Other integer types read back as `Int`, `Float` as
+    /// `Double`, relative URLs as absolute ones. Set members and dictionary keys must be scalars of one type.
+    /// Storing anything else throws `ValueConversionError.typeMismatch` or `.transformFailed`.
     public static let secureUnarchiveFromData: AttributeType = .transformable(valueTypeName: KeyedArchive.transformerName)
 
     /// A `.transformable` type for `T`, registering `T`'s JSON codec under `name`.

@@ -65,7 +65,7 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     /// The name of the entity this one inherits from, as declared.
     public var superentityName: String? { storage.declaration.superentityName }
     /// The properties this entity declares itself, in declared order.
-    public var declaredProperties: [PropertyDescription] { storage.declaration.properties }
+    public var declaredProperties: [PropertyDescription] { storage.visibleDeclaredProperties }
     /// Property lists whose combined values must be unique; includes only this entity's own constraints.
     public var uniquenessConstraints: [[String]] { storage.declaration.uniquenessConstraints }
     /// The indexes this entity declares with `Index`; `isIndexed` attributes are not repeated here.
@@ -76,17 +76,17 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     // MARK: Properties, own and inherited
 
     /// Inherited properties first (from the root down), then this entity's, each group in declared order.
-    public var properties: [PropertyDescription] { storage.properties }
+    public var properties: [PropertyDescription] { storage.visibleProperties }
     /// `properties` by name.
-    public var propertiesByName: [String: PropertyDescription] { storage.propertiesByName }
+    public var propertiesByName: [String: PropertyDescription] { storage.visiblePropertiesByName }
     /// The attributes, own and inherited, by name.
     public var attributesByName: [String: AttributeDescription] { storage.attributesByName }
     /// The relationships, own and inherited, by name.
-    public var relationshipsByName: [String: RelationshipDescription] { storage.relationshipsByName }
+    public var relationshipsByName: [String: RelationshipDescription] { storage.visibleRelationshipsByName }
     /// The attributes among `properties`, in the same order.
-    public var attributes: [AttributeDescription] { storage.properties.compactMap(\.attribute) }
+    public var attributes: [AttributeDescription] { storage.visibleProperties.compactMap(\.attribute) }
     /// The relationships among `properties`, in the same order.
-    public var relationships: [RelationshipDescription] { storage.properties.compactMap(\.relationship) }
+    public var relationships: [RelationshipDescription] { storage.visibleProperties.compactMap(\.relationship) }
     /// The fetched properties, own and inherited (inherited first), in declared order. They are not among
     /// `properties`, which lists what objects store: read them with `ManagedObject.value(forKey:)` or
     /// `ManagedObject.fetchedObjects(forKey:as:)`.
@@ -170,10 +170,17 @@ final class EntityStorage: Sendable {
     let subIndices: [Int]
     let descendantIndices: [Int]
     let rootIndex: Int
+    /// Every property, own and inherited, hidden inverses of one-sided relationships included: what the
+    /// object graph and storage work with. The public API shows `visibleProperties`.
     let properties: [PropertyDescription]
     let propertiesByName: [String: PropertyDescription]
     let attributesByName: [String: AttributeDescription]
     let relationshipsByName: [String: RelationshipDescription]
+    /// `properties` without hidden inverses, and the same by name.
+    let visibleProperties: [PropertyDescription]
+    let visiblePropertiesByName: [String: PropertyDescription]
+    let visibleRelationshipsByName: [String: RelationshipDescription]
+    let visibleDeclaredProperties: [PropertyDescription]
     /// Fetched properties, inherited first.
     let fetchedProperties: [FetchedPropertyDescription]
     let fetchedPropertiesByName: [String: FetchedPropertyDescription]
@@ -197,6 +204,10 @@ final class EntityStorage: Sendable {
         propertiesByName = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         attributesByName = propertiesByName.compactMapValues(\.attribute)
         relationshipsByName = propertiesByName.compactMapValues(\.relationship)
+        visibleProperties = properties.filter { !$0.isHiddenInverse }
+        visiblePropertiesByName = propertiesByName.filter { !$0.value.isHiddenInverse }
+        visibleRelationshipsByName = relationshipsByName.filter { !$0.value.isHiddenInverse }
+        visibleDeclaredProperties = declaration.properties.filter { !$0.isHiddenInverse }
     }
 
     convenience init(standalone declaration: EntityDeclaration) {

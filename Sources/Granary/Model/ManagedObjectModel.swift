@@ -35,7 +35,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   not point back, invalid counts, uniqueness constraints or indexes naming unknown, transient or
     ///   to-many properties, engine index name clashes, transient attributes that are indexed or required
     ///   without a default, default values of the wrong type, inapplicable validation rules, invalid
-    ///   regular expressions, configurations naming unknown entities.
+    ///   regular expressions, derivations that do not parse or do not fit the model
+    ///   (`.invalidDerivation`), fetched properties of unknown entities or with predicates or sort keys that
+    ///   do not fit (`.invalidFetchedProperty`), configurations naming unknown entities.
     public init(
         entities: [EntityDescription],
         configurations: [String: Set<String>] = [:],
@@ -127,9 +129,11 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         entitiesByName[relationship.destinationEntityName]
     }
 
-    /// The relationship on the destination entity that points back at `relationship`.
+    /// The relationship on the destination entity that points back at `relationship`, or nil for a
+    /// one-sided relationship.
     public func inverseRelationship(of relationship: RelationshipDescription) -> RelationshipDescription? {
-        destinationEntity(of: relationship)?.relationshipsByName[relationship.inverseName]
+        guard let name = relationship.inverseName else { return nil }
+        return destinationEntity(of: relationship)?.relationshipsByName[name]
     }
 
     public var description: String {

@@ -113,45 +113,51 @@ public struct FetchedProperty: Sendable {
 }
 
 /// A relationship in an entity block: `to:` for to-one, `toMany:` for to-many. Optional by default.
+/// Leave out `inverse:` for a one-sided relationship (see "Relationships without an inverse" in
+/// <doc:DefiningAModel>).
 ///
 /// ```swift
 /// Relationship("manager", to: "Employee", inverse: "reports")
 /// Relationship("reports", toMany: "Employee", inverse: "manager", deleteRule: .nullify)
+/// Relationship("favorites", toMany: "Book")   // one-sided
 /// ```
 public struct Relationship: Sendable {
     /// The description this declaration builds.
     public let relationship: RelationshipDescription
 
-    /// A to-one relationship.
+    /// A to-one relationship; with no `inverse`, a one-sided one. A `transient` one is kept in memory only.
     public init(
         _ name: String,
         to destination: String,
-        inverse: String,
+        inverse: String? = nil,
         deleteRule: DeleteRule = .nullify,
         optional: Bool = true,
+        transient: Bool = false,
         renamingIdentifier: String? = nil
     ) {
         relationship = RelationshipDescription(
             name: name, destinationEntityName: destination, inverseName: inverse, isToMany: false,
-            deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier)
+            deleteRule: deleteRule, isOptional: optional, renamingIdentifier: renamingIdentifier, isTransient: transient)
     }
 
-    /// A to-many relationship, ordered or not, with optional bounds on its count.
+    /// A to-many relationship, ordered or not, with optional bounds on its count; with no `inverse`, a
+    /// one-sided one. A `transient` one is kept in memory only.
     public init(
         _ name: String,
         toMany destination: String,
         ordered: Bool = false,
-        inverse: String,
+        inverse: String? = nil,
         deleteRule: DeleteRule = .nullify,
         optional: Bool = true,
         minCount: Int = 0,
         maxCount: Int? = nil,
+        transient: Bool = false,
         renamingIdentifier: String? = nil
     ) {
         relationship = RelationshipDescription(
             name: name, destinationEntityName: destination, inverseName: inverse, isToMany: true, isOrdered: ordered,
             deleteRule: deleteRule, isOptional: optional, minCount: minCount, maxCount: maxCount,
-            renamingIdentifier: renamingIdentifier)
+            renamingIdentifier: renamingIdentifier, isTransient: transient)
     }
 }
 

@@ -33,6 +33,7 @@ struct ModelResolver {
         for declaration in declarations {
             ownProperties.append(try checkOwnProperties(of: declaration))
         }
+        addHiddenInverses()
         try resolveSuperentities()
         let order = hierarchyOrder()
         try resolveProperties(in: order)
@@ -244,9 +245,27 @@ struct ModelResolver {
 
     // MARK: Relationships
 
+    /// Gives the destination of every one-sided relationship a hidden to-many inverse (see
+    /// `RelationshipDescription.hiddenInverse(of:declaredBy:)`), and tells the relationship its name, so that
+    /// the object graph, the store's repair pass and fetches keep using the two-sided machinery. A
+    /// relationship whose destination is unknown gets none; `checkRelationships` reports it.
+    private mutating func addHiddenInverses() {
+        for index in declarations.indices {
+            let entity = declarations[index].name
+            for (position, property) in ownProperties[index].enumerated() {
+                guard case .relationship(let relationship) = property, relationship.inverseName == nil,
+                    !relationship.isHiddenInverse, let destination = indexByName[relationship.destinationEntityName]
+                else { continue }
+                let hidden = RelationshipDescription.hiddenInverse(of: relationship, declaredBy: entity)
+                ownProperties[index][position] = .relationship(relationship.servedBy(hiddenInverse: hidden.name))
+                ownProperties[destination].append(.relationship(hidden))
+            }
+        }
+    }
+
     private func checkRelationships(of index: Int) throws(ModelError) {
         let entity = declarations[index].name
-        for case .relationship(let relationship) in ownProperties[index] {
+        for case .relationship(let relationship) in ownProperties[index] where !relationship.isHiddenInverse {
             let name = relationship.name
             guard let destination = indexByName[relationship.destinationEntityName] else {
                 throw .unknownDestination(entity: entity, relationship: name, destination: relationship.destinationEntityName)
@@ -264,19 +283,27 @@ struct ModelResolver {
                         reason: "maxCount \(max) is below \(Swift.max(1, relationship.minCount))")
                 }
             }
-            guard let inverseProperty = resolvedByName[destination][relationship.inverseName] else {
+            // One-sided: its hidden inverse was added by `addHiddenInverses`.
+            guard let inverseName = relationship.inverseName else { continue }
+            guard let inverseProperty = resolvedByName[destination][inverseName] else {
                 throw .missingInverse(
                     entity: entity, relationship: name, destination: relationship.destinationEntityName,
-                    inverse: relationship.inverseName)
+                    inverse: inverseName)
             }
             func mismatch(_ reason: String) -> ModelError {
-                .inverseMismatch(entity: entity, relationship: name, inverse: relationship.inverseName, reason: reason)
+                .inverseMismatch(entity: entity, relationship: name, inverse: inverseName, reason: reason)
             }
-            guard case .relationship(let inverse) = inverseProperty else {
+            guard case .relationship(let inverse) = inverseProperty, !inverse.isHiddenInverse else {
                 throw mismatch("'\(inverseProperty.qualifiedName)' is an attribute")
             }
-            if inverse.inverseName != name {
-                throw mismatch("'\(inverse.qualifiedName)' names '\(inverse.inverseName)' as its inverse")
+            guard let back = inverse.inverseName else {
+                throw mismatch("'\(inverse.qualifiedName)' has no inverse (leave this one without an inverse too)")
+            }
+            if back != name {
+                throw mismatch("'\(inverse.qualifiedName)' names '\(back)' as its inverse")
+            }
+            if inverse.isTransient != relationship.isTransient {
+                throw mismatch("one of the two is transient and the other is stored")
             }
             // An unknown destination of the inverse is reported when its own entity is checked.
             if let back = indexByName[inverse.destinationEntityName], !isKind(index, of: back) {
@@ -309,7 +336,7 @@ struct ModelResolver {
                 throw .unknownProperty(entity: entity, property: name, usage: usage)
             }
             if property.isTransient {
-                throw .unindexableProperty(entity: entity, property: name, usage: usage, reason: "transient attributes are not stored")
+                throw .unindexableProperty(entity: entity, property: name, usage: usage, reason: "transient properties are not stored")
             }
             if property.relationship?.isToMany == true {
                 throw .unindexableProperty(

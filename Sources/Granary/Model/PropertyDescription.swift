@@ -30,9 +30,17 @@ public enum PropertyDescription: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether the property has no column: only attributes can be transient.
+    /// Whether the property has no column and lives in memory only.
     public var isTransient: Bool {
-        if case .attribute(let a) = self { return a.isTransient }
+        switch self {
+        case .attribute(let a): return a.isTransient
+        case .relationship(let r): return r.isTransient
+        }
+    }
+
+    /// Whether this is a hidden inverse the model made for a one-sided relationship.
+    var isHiddenInverse: Bool {
+        if case .relationship(let r) = self { return r.isHiddenInverse }
         return false
     }
 

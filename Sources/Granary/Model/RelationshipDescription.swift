@@ -10,8 +10,9 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
     public let name: String
     /// The entity the relationship points to, resolved by name in the model.
     public let destinationEntityName: String
-    /// The relationship on the destination entity that points back at this one.
-    public let inverseName: String
+    /// The relationship on the destination entity that points back at this one, or nil for a one-sided
+    /// relationship.
+    public let inverseName: String?
     /// Whether it holds a set (or ordered list) of objects rather than at most one.
     public let isToMany: Bool
     /// Whether a to-many relationship keeps its objects in order (Core Data's `isOrdered`).
@@ -28,6 +29,16 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
     public let maxCount: Int?
     /// The relationship's name in the previous model version, for migration.
     public let renamingIdentifier: String?
+    /// Whether the relationship is kept in memory only: it has no column, and a fetched object starts with
+    /// it empty. Its inverse, if it names one, must be transient too.
+    public let isTransient: Bool
+    /// The name of the relationship the object graph keeps in step with this one: `inverseName`, or for a
+    /// one-sided relationship the hidden inverse the model gives its destination (and for a hidden
+    /// inverse, the one-sided relationship it serves). Set by the model when it resolves the relationship.
+    let graphInverseName: String
+    /// Whether this is a hidden inverse the model made for a one-sided relationship: not among the entity's
+    /// public properties, not in its version hash, maintained by the object graph only.
+    let isHiddenInverse: Bool
     /// The entity that declares this relationship (for inherited ones, the superentity); nil until an
     /// `EntityDescription` holds it.
     public let entityName: String?
@@ -39,26 +50,28 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
     public init(
         name: String,
         destinationEntityName: String,
-        inverseName: String,
+        inverseName: String?,
         isToMany: Bool = false,
         isOrdered: Bool = false,
         deleteRule: DeleteRule = .nullify,
         isOptional: Bool = true,
         minCount: Int = 0,
         maxCount: Int? = nil,
-        renamingIdentifier: String? = nil
+        renamingIdentifier: String? = nil,
+        isTransient: Bool = false
     ) {
         self.init(
             name: name, destinationEntityName: destinationEntityName, inverseName: inverseName, isToMany: isToMany,
             isOrdered: isOrdered, deleteRule: deleteRule, isOptional: isOptional,
             minCount: isToMany ? minCount : 0, maxCount: isToMany ? maxCount : 1,
-            renamingIdentifier: renamingIdentifier, entityName: nil)
+            renamingIdentifier: renamingIdentifier, isTransient: isTransient, graphInverseName: inverseName ?? "",
+            isHiddenInverse: false, entityName: nil)
     }
 
     private init(
-        name: String, destinationEntityName: String, inverseName: String, isToMany: Bool, isOrdered: Bool,
+        name: String, destinationEntityName: String, inverseName: String?, isToMany: Bool, isOrdered: Bool,
         deleteRule: DeleteRule, isOptional: Bool, minCount: Int, maxCount: Int?, renamingIdentifier: String?,
-        entityName: String?
+        isTransient: Bool, graphInverseName: String, isHiddenInverse: Bool, entityName: String?
     ) {
         self.name = name
         self.destinationEntityName = destinationEntityName
@@ -70,14 +83,52 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
         self.minCount = minCount
         self.maxCount = maxCount
         self.renamingIdentifier = renamingIdentifier
+        self.isTransient = isTransient
+        self.graphInverseName = graphInverseName
+        self.isHiddenInverse = isHiddenInverse
         self.entityName = entityName
     }
 
-    func declared(in entity: String) -> RelationshipDescription {
+    private func copy(
+        inverseName: String?? = nil, graphInverseName: String? = nil, entityName: String?? = nil
+    ) -> RelationshipDescription {
         RelationshipDescription(
-            name: name, destinationEntityName: destinationEntityName, inverseName: inverseName, isToMany: isToMany,
-            isOrdered: isOrdered, deleteRule: deleteRule, isOptional: isOptional, minCount: minCount,
-            maxCount: maxCount, renamingIdentifier: renamingIdentifier, entityName: entity)
+            name: name, destinationEntityName: destinationEntityName, inverseName: inverseName ?? self.inverseName,
+            isToMany: isToMany, isOrdered: isOrdered, deleteRule: deleteRule, isOptional: isOptional, minCount: minCount,
+            maxCount: maxCount, renamingIdentifier: renamingIdentifier, isTransient: isTransient,
+            graphInverseName: graphInverseName ?? self.graphInverseName, isHiddenInverse: isHiddenInverse,
+            entityName: entityName ?? self.entityName)
+    }
+
+    func declared(in entity: String) -> RelationshipDescription {
+        copy(entityName: .some(entity))
+    }
+
+    /// The relationship with no inverse: the loader's answer to an inverse that does not point back.
+    func withoutInverse() -> RelationshipDescription {
+        copy(inverseName: .some(nil), graphInverseName: "")
+    }
+
+    /// A one-sided relationship, told the name of the hidden inverse the model made for it.
+    func servedBy(hiddenInverse name: String) -> RelationshipDescription {
+        copy(graphInverseName: name)
+    }
+
+    /// The name of the hidden inverse of `relationship`, declared by `entity`. Names starting with `_` are
+    /// reserved, and `.` cannot occur in entity or property names, so it never clashes with a declared one.
+    static func hiddenInverseName(entity: String, relationship: String) -> String {
+        "_inverse.\(entity).\(relationship)"
+    }
+
+    /// The hidden inverse the model gives the destination of a one-sided relationship: a to-many back to
+    /// the declaring entity, whose nullify rule takes a deleted destination out of every referrer.
+    static func hiddenInverse(of relationship: RelationshipDescription, declaredBy entity: String) -> RelationshipDescription {
+        let name = hiddenInverseName(entity: entity, relationship: relationship.name)
+        return RelationshipDescription(
+            name: name, destinationEntityName: entity, inverseName: nil, isToMany: true, isOrdered: false,
+            deleteRule: .nullify, isOptional: true, minCount: 0, maxCount: nil, renamingIdentifier: nil,
+            isTransient: relationship.isTransient, graphInverseName: relationship.name, isHiddenInverse: true,
+            entityName: relationship.destinationEntityName)
     }
 
     /// `"Entity.relationship"`, or just the name before an entity holds the relationship.
@@ -87,7 +138,8 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
 
     public var description: String {
         let arrow = isToMany ? (isOrdered ? "->> (ordered)" : "->>") : "->"
-        return "relationship \(qualifiedName) \(arrow) \(destinationEntityName) (inverse \(inverseName))"
+        let inverse = inverseName.map { "inverse \($0)" } ?? "no inverse"
+        return "relationship \(qualifiedName) \(arrow) \(destinationEntityName) (\(inverse)\(isTransient ? ", transient" : ""))"
     }
 
     /// Every way a relationship holding `count` objects (0 or 1 for a to-one) fails this description,

@@ -90,7 +90,8 @@ public struct StorageMapping: Sendable {
         var columnByKey: [PropertyKey: Int] = [:]
         for entity in members {
             let isRoot = entity == root
-            let stored = entity.declaredProperties.filter { !$0.isTransient }
+            // Hidden inverses of one-sided relationships are stored like any to-many (named `_inverse.…`).
+            let stored = entity.storage.declaration.properties.filter { !$0.isTransient }
             let attributes = stored.compactMap(\.attribute).sorted { $0.name < $1.name }
             let relationships = stored.compactMap(\.relationship).sorted { $0.name < $1.name }
             for attribute in attributes {
@@ -136,7 +137,7 @@ public struct StorageMapping: Sendable {
         let mappings = members.enumerated().map { code, entity in
             var columnByProperty: [String: Int] = [:]
             var propertyByColumn = [PropertyDescription?](repeating: nil, count: columns.count)
-            for property in entity.properties {
+            for property in entity.storage.properties {
                 guard let index = column(property) else { continue }
                 columnByProperty[property.name] = index
                 propertyByColumn[index] = property

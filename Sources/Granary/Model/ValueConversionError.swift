@@ -51,7 +51,7 @@ public enum ValueConversionError: Error, Sendable, Hashable, CustomStringConvert
                 + "ValueTransformer.setValueTransformer(_:forName:), or declare a Codable type with AttributeType.transformable(_:name:)"
         case .transformFailed(let attribute, let typeName, let reason):
             let owner = attribute.map { "attribute '\($0)'" } ?? "a transformable attribute"
-            return "transforming a \(typeName) value of \(owner) failed: \(reason)"
+            return "coding a value of \(owner) (transformable '\(typeName)') failed: \(reason)"
         }
     }
 

@@ -30,16 +30,22 @@ enum VersionHash {
             "abstract \(flag(entity.isAbstract))",
             "superentity \(entity.superentityName.map(field) ?? "-")",
         ]
-        for property in entity.properties.sorted(by: { $0.name < $1.name }) {
+        // Hidden inverses follow from the one-sided relationships, which are hashed (with no inverse) on
+        // their own entity; leaving them out keeps the hashes of the entities a one-sided relationship
+        // points at as Core Data's would be, while the model hash still changes with it.
+        for property in entity.properties.filter({ !$0.isHiddenInverse }).sorted(by: { $0.name < $1.name }) {
             switch property {
             case .attribute(let a):
                 lines.append(
                     "attribute \(field(a.name)) \(field(a.type.description)) optional=\(flag(a.isOptional)) "
                         + "transient=\(flag(a.isTransient)) indexed=\(flag(a.isIndexed))")
             case .relationship(let r):
+                // `-` cannot be a field (fields start with their length), and the transient flag is written
+                // only when set, so the hashes of models without these features are unchanged.
                 lines.append(
-                    "relationship \(field(r.name)) \(field(r.destinationEntityName)) inverse=\(field(r.inverseName)) "
-                        + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional))")
+                    "relationship \(field(r.name)) \(field(r.destinationEntityName)) inverse=\(r.inverseName.map(field) ?? "-") "
+                        + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional))"
+                        + (r.isTransient ? " transient=1" : ""))
             }
         }
         // Order within a constraint or index is kept (it orders the index's columns); the order between

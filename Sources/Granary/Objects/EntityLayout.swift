@@ -18,8 +18,12 @@ final class EntityLayout: Sendable {
     /// Each attribute's type, nil for relationships: the setters' fast path reads it without copying a
     /// whole attribute description out of `kinds`.
     let attributeTypes: [AttributeType?]
-    /// Whether each property is a transient attribute (never stored, never validated at save).
+    /// Whether each property is transient, attribute or relationship (never stored, never validated at save).
     let isTransient: [Bool]
+    /// Whether each property is a hidden inverse of a one-sided relationship: maintained and stored like
+    /// any relationship, but left out of what the object hands out by name (`changedValues()`,
+    /// `committedValues(forKeys:)`, dictionaries) and unknown to `value(forKey:)`.
+    let isHidden: [Bool]
     /// Whether each property is an attribute without validation rules: a value of its type's own
     /// Swift type meets its model rules, which validation checks without copying the description.
     let hasNoRules: [Bool]
@@ -65,7 +69,8 @@ final class EntityLayout: Sendable {
         self.temporaryScope = .of(entityName: entity.name, store: nil)
         var names: [String] = []
         var kinds: [Kind] = []
-        for property in entity.properties {
+        // Hidden inverses included: the object graph maintains them like any relationship.
+        for property in entity.storage.properties {
             names.append(property.name)
             switch property {
             case .attribute(let a): kinds.append(.attribute(a))
@@ -75,7 +80,18 @@ final class EntityLayout: Sendable {
         self.names = names
         self.kinds = kinds
         self.attributeTypes = kinds.map { if case .attribute(let a) = $0 { a.type } else { nil } }
-        self.isTransient = kinds.map { if case .attribute(let a) = $0 { a.isTransient } else { false } }
+        self.isTransient = kinds.map {
+            switch $0 {
+            case .attribute(let a): a.isTransient
+            case .toOne(let r), .toMany(let r): r.isTransient
+            }
+        }
+        self.isHidden = kinds.map {
+            switch $0 {
+            case .attribute: false
+            case .toOne(let r), .toMany(let r): r.isHiddenInverse
+            }
+        }
         self.hasNoRules = kinds.map { if case .attribute(let a) = $0 { a.validationRules.isEmpty } else { false } }
         let isDerived = kinds.map { if case .attribute(let a) = $0 { a.isDerived } else { false } }
         self.isDerived = isDerived

@@ -11,7 +11,8 @@ extension ManagedObject {
         let appliesCoercions = managedObjectContext?.lifecycle.appliesCoercions == true
         for i in indexes {
             // Transient attributes are never stored, so never checked at save.
-            if isTransient(at: i) { continue }
+            // Hidden inverses are the object graph's bookkeeping, optional and unbounded: nothing to check.
+            if isTransient(at: i) || layout.isHidden[i] { continue }
             var value: Any? = validationValue(at: i)
             // Only a relationship's is compared with what comes back (an attribute's is compared with
             // the stored value), so only a relationship's is kept.

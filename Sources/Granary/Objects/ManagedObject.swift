@@ -92,7 +92,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// back to its saved value, and a transient one, is left out (Core Data's `changedValues()`).
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
-        for i in persistentChangedIndexes() { result[layout.names[i]] = publicValue(at: i) }
+        for i in persistentChangedIndexes() where !layout.isHidden[i] { result[layout.names[i]] = publicValue(at: i) }
         return result
     }
 
@@ -100,7 +100,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         guard let committed else { return [:] }
         var result: [String: Any?] = [:]
-        for (i, name) in layout.names.enumerated() where keys?.contains(name) ?? true { result[name] = committed[i] }
+        for (i, name) in layout.names.enumerated() where !layout.isHidden[i] && keys?.contains(name) ?? true { result[name] = committed[i] }
         return result
     }
 
@@ -111,7 +111,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// - Throws: `ContextError.unknownKey` naming the entity and key; for a fetched property, what
     ///   `fetchedObjects(forKey:as:)` throws.
     public func value(forKey key: String) throws -> Any? {
-        guard let i = layout.indexByName[key] else {
+        guard let i = layout.indexByName[key], !layout.isHidden[i] else {
             if entity.fetchedPropertiesByName[key] != nil { return try fetchedObjects(forKey: key) }
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
@@ -123,7 +123,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     ///   `.foreignObject` for a relationship to an object of another context, or `.readOnlyProperty` for
     ///   a derived attribute or a fetched property.
     public func setValue(_ value: Any?, forKey key: String) throws {
-        guard let i = layout.indexByName[key] else {
+        guard let i = layout.indexByName[key], !layout.isHidden[i] else {
             if let fetched = entity.fetchedPropertiesByName[key] {
                 throw ContextError.readOnlyProperty(
                     entity: entity.name, key: key, reason: "it is a fetched property of \(fetched.destinationEntityName) objects")
@@ -308,7 +308,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// `self` was linked to `source` through `relationship` (whose inverse lives here): link back.
     func inverseAdd(_ source: ManagedObject, relationship: RelationshipDescription) {
-        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        guard let i = layout.indexByName[relationship.graphInverseName] else { return }
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .toOne:
@@ -361,7 +361,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// `self` was unlinked from `source` through `relationship`: unlink back.
     func inverseRemove(_ source: ManagedObject, relationship: RelationshipDescription) {
-        guard let i = layout.indexByName[relationship.inverseName] else { return }
+        guard let i = layout.indexByName[relationship.graphInverseName] else { return }
         fireFaultIfNeeded()
         switch layout.kinds[i] {
         case .toOne:

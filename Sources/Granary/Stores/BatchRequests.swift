@@ -554,7 +554,7 @@ private struct BatchDeletion {
                 for survivor in survivors {
                     guard var target = try unlinked[survivor] ?? load(survivor), let entity = model.entity(named: survivor.entityName) else { continue }
                     let layout = EntityLayout.of(entity)
-                    guard let j = layout.indexByName[relationship.inverseName] else { continue }
+                    guard let j = layout.indexByName[relationship.graphInverseName] else { continue }
                     if target.values[j] as? ManagedObjectID == id {
                         target.values[j] = nil
                     } else if let ids = target.values[j] as? [ManagedObjectID] {

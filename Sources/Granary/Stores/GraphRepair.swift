@@ -338,7 +338,7 @@ struct GraphRepair {
 
     private mutating func inverseColumn(of relationship: RelationshipDescription, in target: RowReference) -> (Int, RelationshipDescription)? {
         guard let entry = entries[target], case .int(let code) = entry.row[StorageMapping.entityColumn] else { return nil }
-        let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.inverseName)
+        let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.graphInverseName)
         if let last = lastInverse, last.key == key { return last.found }
         if let cached = inverseCache[key] {
             lastInverse = (key, cached)
@@ -346,7 +346,7 @@ struct GraphRepair {
         }
         var found: (Int, RelationshipDescription)?
         if let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
-            let column = mapping.column(forProperty: relationship.inverseName),
+            let column = mapping.column(forProperty: relationship.graphInverseName),
             case .relationship(let inverse)? = mapping.property(atColumn: column)
         {
             found = (column, inverse)

@@ -98,12 +98,12 @@ extension PersistentStore {
             for id in ids {
                 // The object's row, and in it the inverse's list of the rows that point at the object.
                 guard let ref = objectReference(id), let name = snapshot.tableName(for: ref.table),
-                      let column = try entityMapping(id.entityName).column(forProperty: relationship.inverseName),
+                      let column = try entityMapping(id.entityName).column(forProperty: relationship.graphInverseName),
                       let row = try snapshot.row(in: name, key: ref.key), case .references(let members) = row[column]
                 else { continue }
                 for member in members where member.table == table { keys.insert(member.key) }
             }
-            plan.access = .keys(relationship: "\(relationship.destinationEntityName).\(relationship.inverseName)", keys: keys.sorted())
+            plan.access = .keys(relationship: "\(relationship.destinationEntityName).\(relationship.graphInverseName)", keys: keys.sorted())
             return plan
         }
         return plan

@@ -308,8 +308,10 @@ struct RecordDecoder {
             default: break
             }
             do { values[step.index] = try type.swiftValue(from: stored) } catch {
-                throw ContextError.unreadableValue(entity: codec.entity.name, attribute: codec.layout.names[step.index],
-                                                   object: ManagedObjectID(scope: codec.scope, key: key), reason: error.description)
+                let attribute = codec.layout.names[step.index]
+                throw ContextError.unreadableValue(entity: codec.entity.name, attribute: attribute,
+                                                   object: ManagedObjectID(scope: codec.scope, key: key),
+                                                   reason: error.naming("\(codec.entity.name).\(attribute)").description)
             }
         case .toOne:
             if case .reference(let ref) = stored { values[step.index] = try objectID(for: ref) }

@@ -214,7 +214,9 @@ struct MappingModelMigration {
         }
         for (_, _, object) in created {
             for relationship in Self.storedRelationships(of: object.entity) {
-                guard let inverse = step.destination.entity(named: relationship.destinationEntityName)?.relationshipsByName[relationship.inverseName]
+                // For a one-sided relationship, its hidden inverse (see `RelationshipDescription.hiddenInverse`).
+                guard let inverse = step.destination.entity(named: relationship.destinationEntityName)?
+                    .storage.relationshipsByName[relationship.graphInverseName]
                 else { continue }
                 for target in object.relations[relationship.name] ?? [] {
                     target.relate(inverse.name, object, toMany: inverse.isToMany)
@@ -259,7 +261,8 @@ struct MappingModelMigration {
                 var row = [Value](repeating: .null, count: table.schema.columns.count)
                 row[StorageMapping.entityColumn] = .int(entityMapping.entityCode)
                 row[StorageMapping.versionColumn] = object.version
-                for property in object.entity.properties where !property.isTransient {
+                // Hidden inverses included, filled in pass 2 from the one-sided relationships they serve.
+                for property in object.entity.storage.properties where !property.isTransient {
                     guard let column = entityMapping.column(forProperty: property.name) else { continue }
                     switch property {
                     case .attribute(let a):

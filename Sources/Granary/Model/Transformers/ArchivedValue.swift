@@ -9,7 +9,9 @@ import Foundation
 /// same scalar type comes back typed (`[String]`, `[String: Int]`, `Set<UUID>`); any other array or
 /// dictionary comes back as `[any Sendable]` / `[K: any Sendable]`, which `as? [[String]]` and the like
 /// cast further. Set members and dictionary keys are scalars of one type, because Swift can only hold
-/// hashable values of one type in a `Set` or as keys without losing `Sendable`.
+/// hashable values of one type in a `Set` or as keys without losing `Sendable`. Values of other Swift types
+/// that archive as the same class read back in the canonical one: every integer type as `Int`, `Float` as
+/// `Double`, `Substring` as `String`, and a URL relative to a base as its absolute URL.
 indirect enum ArchivedValue: Hashable, Sendable {
     case string(String)
     case int(Int64)

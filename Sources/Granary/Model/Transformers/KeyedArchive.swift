@@ -98,14 +98,14 @@ enum KeyedArchive {
                 let refs = items.map { BinaryPropertyList.uid(UInt64(add($0))) }
                 return object("NSArray", ["NS.objects": .array(refs)])
             case .set(let members):
-                // Sorted by their archives, so equal sets archive to equal bytes.
-                let refs = members.sorted { Self.order($0, $1) }.map { BinaryPropertyList.uid(UInt64(add($0))) }
+                // Sorted, so equal sets archive to equal bytes.
+                let refs = Self.sorted(members).map { BinaryPropertyList.uid(UInt64(add($0))) }
                 return object("NSSet", ["NS.objects": .array(refs)])
             case .dictionary(let entries):
-                let sorted = entries.sorted { Self.order($0.key, $1.key) }
                 var keys: [BinaryPropertyList] = []
                 var values: [BinaryPropertyList] = []
-                for (key, item) in sorted {
+                for key in Self.sorted(entries.keys) {
+                    guard let item = entries[key] else { continue }
                     keys.append(.uid(UInt64(add(key))))
                     values.append(.uid(UInt64(add(item))))
                 }
@@ -113,8 +113,24 @@ enum KeyedArchive {
             }
         }
 
-        private static func order(_ a: ArchivedValue, _ b: ArchivedValue) -> Bool {
-            KeyedArchive.unchecked(a).lexicographicallyPrecedes(KeyedArchive.unchecked(b))
+        /// Set members or dictionary keys (scalars) in a fixed order, each one's key computed once.
+        private static func sorted(_ values: some Collection<ArchivedValue>) -> [ArchivedValue] {
+            values.map { (sortKey($0), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+
+        /// A text that orders scalars and tells apart any two that are not equal.
+        private static func sortKey(_ value: ArchivedValue) -> String {
+            switch value {
+            case .string(let s): return "s" + s
+            case .int(let i): return "i\(i)"
+            case .double(let d): return "d\(d.bitPattern)"
+            case .bool(let b): return b ? "b1" : "b0"
+            case .date(let d): return "t\(d.timeIntervalSinceReferenceDate.bitPattern)"
+            case .data(let d): return "x" + d.map { String($0, radix: 16) }.joined(separator: ",")
+            case .url(let u): return "u" + u.absoluteString
+            case .uuid(let u): return "g" + u.uuidString
+            case .array, .dictionary, .set: return "c" + String(describing: value)  // never a member or key
+            }
         }
 
         private mutating func append(_ object: BinaryPropertyList) -> Int {
@@ -165,30 +181,42 @@ enum KeyedArchive {
         /// How many objects each decoded object expands to, counting a shared member once per use: the
         /// size of the Swift value it becomes.
         var sizes: [UInt64: Int] = [:]
+        /// How deep collections nest inside each decoded object: a shared object reached again deeper down
+        /// must still fit within `maxNesting` where it is used.
+        var heights: [UInt64: Int] = [:]
         var inProgress: Set<UInt64> = []
 
         typealias Problem = ArchivedValue.Problem
 
         mutating func value(_ uid: UInt64, depth: Int) throws(Problem) -> ArchivedValue {
-            if let done = decoded[uid] { return done }
-            guard depth <= KeyedArchive.maxNesting else { throw Problem(reason: "collections nest deeper than \(KeyedArchive.maxNesting) levels") }
+            if let done = decoded[uid] {
+                guard depth + (heights[uid] ?? 0) <= KeyedArchive.maxNesting else { throw tooDeep }
+                return done
+            }
+            guard depth <= KeyedArchive.maxNesting else { throw tooDeep }
             guard uid > 0, uid < UInt64(objects.count) else {
                 throw Problem(reason: uid == 0 ? "a nil where a value is needed" : "object reference \(uid) is out of range")
             }
             guard inProgress.insert(uid).inserted else { throw Problem(reason: "object \(uid) contains itself") }
             defer { inProgress.remove(uid) }
             var size = 1
-            let result = try decode(objects[Int(uid)], depth: depth, size: &size)
+            var height = 0
+            let result = try decode(objects[Int(uid)], depth: depth, size: &size, height: &height)
             guard size <= KeyedArchive.maxExpandedObjects else {
                 throw Problem(reason: "the archive expands to more than \(KeyedArchive.maxExpandedObjects) objects")
             }
+            guard depth + height <= KeyedArchive.maxNesting else { throw tooDeep }
             decoded[uid] = result
             sizes[uid] = size
+            heights[uid] = height
             return result
         }
 
-        /// The value of one archived object; `size` grows by the sizes of the members it holds.
-        private mutating func decode(_ object: BinaryPropertyList, depth: Int, size: inout Int) throws(Problem) -> ArchivedValue {
+        private var tooDeep: Problem { Problem(reason: "collections nest deeper than \(KeyedArchive.maxNesting) levels") }
+
+        /// The value of one archived object; `size` grows by the sizes of the members it holds, and
+        /// `height` becomes one more than the tallest member's for a collection.
+        private mutating func decode(_ object: BinaryPropertyList, depth: Int, size: inout Int, height: inout Int) throws(Problem) -> ArchivedValue {
             switch object {
             case .string(let s): return .string(s)
             case .int(let i): return .int(i)
@@ -227,9 +255,9 @@ enum KeyedArchive {
                 case "NSURL":
                     return .url(try url(fields, depth: depth))
                 case "NSArray", "NSMutableArray":
-                    return .array(try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size))
+                    return .array(try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size, height: &height))
                 case "NSSet", "NSMutableSet":
-                    let items = try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size)
+                    let items = try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size, height: &height)
                     var set = Set<ArchivedValue>()
                     for item in items where !set.insert(try scalar(item, "set member")).inserted {
                         throw Problem(reason: "a set holds the same member twice")
@@ -237,8 +265,8 @@ enum KeyedArchive {
                     try checkOneKind(set, "set members")
                     return .set(set)
                 case "NSDictionary", "NSMutableDictionary":
-                    let keys = try members(fields["NS.keys"], "NS.keys", depth: depth, size: &size)
-                    let values = try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size)
+                    let keys = try members(fields["NS.keys"], "NS.keys", depth: depth, size: &size, height: &height)
+                    let values = try members(fields["NS.objects"], "NS.objects", depth: depth, size: &size, height: &height)
                     guard keys.count == values.count else { throw Problem(reason: "a dictionary with \(keys.count) keys and \(values.count) values") }
                     var entries: [ArchivedValue: ArchivedValue] = [:]
                     for (key, item) in zip(keys, values) where entries.updateValue(item, forKey: try scalar(key, "dictionary key")) != nil {
@@ -290,7 +318,8 @@ enum KeyedArchive {
             return base == nil ? url : url.absoluteURL
         }
 
-        private mutating func members(_ field: BinaryPropertyList?, _ key: String, depth: Int, size: inout Int) throws(Problem) -> [ArchivedValue] {
+        private mutating func members(_ field: BinaryPropertyList?, _ key: String, depth: Int, size: inout Int,
+                                      height: inout Int) throws(Problem) -> [ArchivedValue] {
             guard case .array(let refs)? = field else { throw Problem(reason: "a collection without its \(key) array") }
             var items: [ArchivedValue] = []
             items.reserveCapacity(refs.count)
@@ -299,7 +328,10 @@ enum KeyedArchive {
                 items.append(try value(uid, depth: depth + 1))
                 // Capped as it goes, so that the sum cannot overflow.
                 size = min(size + (sizes[uid] ?? 1), KeyedArchive.maxExpandedObjects + 1)
+                height = max(height, 1 + (heights[uid] ?? 0))
             }
+            // An empty collection is still one level.
+            height = max(height, 1)
             return items
         }
 

@@ -34,7 +34,7 @@ extension ManagedObjectModel {
     ///   bundle whose current version cannot be told; `.xcode3Format` for a package in Xcode 3's binary
     ///   format; `.malformedXML`; otherwise every problem of the file
     ///   at once — `.unknownElement`, `.unknownAttribute`, `.missingAttribute`, `.invalidValue`,
-    ///   `.unsupported` or `.missingInverse` for each element that cannot be mapped, `.unknownClass` for
+    ///   or `.unsupported` for each element that cannot be mapped, `.unknownClass` for
     ///   each key of `classes` that binds no entity — as `.problems` when there are several (read
     ///   `XcodeModelError.problems` for the list); when the file itself has none, `.invalidModel` wrapping
     ///   the `ModelError` that `init(entities:configurations:versionIdentifier:)` throws, located at the

@@ -73,7 +73,11 @@ struct XcodeAttributeDecoder {
         if let type = Self.types[name] { return type }
         switch name {
         case "Transformable":
-            return transformableType()
+            let type = transformableType()
+            if case .transformable(let typeName) = type, type != .secureUnarchiveFromData {
+                element.diagnostics.warn(.transformerNeeded(element.location, attribute: element.string("name") ?? "", typeName: typeName))
+            }
+            return type
         case "Undefined":
             // Not what Xcode writes (it leaves the type out), but unambiguous.
             return try undefined()

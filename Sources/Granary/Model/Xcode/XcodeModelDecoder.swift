@@ -70,6 +70,7 @@ struct XcodeModelDecoder {
         let model = XcodeModelElement(element: root, path: path, diagnostics: diagnostics)
         if model.tag == "model" {
             diagnostics.attempt { () throws(XcodeModelError) in try modelContents(model, into: &result) }
+            XcodeInverseCheck(sourceMap: result.sourceMap, diagnostics: diagnostics).reconcile(&result.entities)
         } else {
             diagnostics.report(.notAModel(model.location, reason: "the root element is <\(model.tag)>, where Xcode writes <model>"))
         }
@@ -222,15 +223,10 @@ struct XcodeModelDecoder {
         try element.checkAttributes(Self.relationshipAttributes)
         try checkPropertyChildren(element)
         let name = try element.required("name")
-        if try element.flag("transient") {
-            throw .unsupported(
-                element.location, feature: "transient relationship",
-                reason: "Granary stores every relationship; keep unsaved links in the object instead")
-        }
+        let isTransient = try element.flag("transient")
         let destination = try element.required("destinationEntity")
-        guard let inverse = element.nonEmpty("inverseName") else {
-            throw .missingInverse(element.location, entity: entity, relationship: name)
-        }
+        let inverse = element.nonEmpty("inverseName")
+        if inverse == nil { diagnostics.warn(.relationshipWithoutInverse(element.location, entity: entity, relationship: name)) }
         var deleteRule = DeleteRule.nullify
         if let ruleName = element.string("deletionRule") {
             guard let rule = Self.deleteRules[ruleName] else {
@@ -256,7 +252,7 @@ struct XcodeModelDecoder {
             name: name, destinationEntityName: destination, inverseName: inverse, isToMany: isToMany,
             isOrdered: isOrdered, deleteRule: deleteRule, isOptional: try element.flag("optional"),
             minCount: try element.count("minCount") ?? 0, maxCount: maxCount,
-            renamingIdentifier: element.renamingIdentifier)
+            renamingIdentifier: element.renamingIdentifier, isTransient: isTransient)
     }
 
     // MARK: Indexes

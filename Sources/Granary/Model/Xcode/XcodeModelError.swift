@@ -59,12 +59,9 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
     /// An attribute whose value cannot be read (an unknown `attributeType`, "maybe" for a YES/NO flag, a
     /// default value that does not parse as the attribute's type).
     case invalidValue(Location, attribute: String, value: String, reason: String)
-    /// A Core Data feature Granary does not have: derived attributes, fetched properties, transient
-    /// relationships, R-tree or expression indexes, composite attributes (Xcode 15), the Undefined type on
-    /// a stored attribute.
+    /// A Core Data feature Granary does not have: R-tree or expression indexes, composite attributes
+    /// (Xcode 15), the Undefined type on a stored attribute.
     case unsupported(Location, feature: String, reason: String)
-    /// A relationship with no inverse: Xcode allows it, Granary keeps every relationship two-sided.
-    case missingInverse(Location, entity: String, relationship: String)
     /// A key of the `classes` dictionary names a class that no entity of the model represents.
     case unknownClass(Location, className: String)
     /// The entities read fine one by one, but the model they form is invalid; `error` says why and the
@@ -103,7 +100,7 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
             return location
         case .unreadable(let location, _), .notAModel(let location, _), .malformedXML(let location, _),
             .unknownElement(let location, _), .unknownAttribute(let location, _), .missingAttribute(let location, _),
-            .invalidValue(let location, _, _, _), .unsupported(let location, _, _), .missingInverse(let location, _, _),
+            .invalidValue(let location, _, _, _), .unsupported(let location, _, _),
             .unknownClass(let location, _), .invalidModel(let location, _), .noCurrentVersion(let location, _):
             return location
         }
@@ -138,9 +135,6 @@ public enum XcodeModelError: Error, Sendable, Hashable, CustomStringConvertible 
             return prefix + "\(attribute)=\"\(SafeDescription.of(value))\": \(reason)"
         case .unsupported(_, let feature, let reason):
             return prefix + "\(feature) not supported: \(reason)"
-        case .missingInverse(_, let entity, let relationship):
-            return prefix + "relationship '\(entity).\(relationship)' has no inverse; Granary needs one for every "
-                + "relationship: add it in Xcode's model editor and set it as the inverse"
         case .unknownClass(_, let className):
             return prefix + "classes names '\(className)', but no entity of the model has representedClassName "
                 + "'\(className)'"

@@ -84,7 +84,7 @@ struct XcodeSourceMap {
         entities[name] ?? file
     }
 
-    private func propertyLocation(_ name: String, of entity: String) -> XcodeModelError.Location {
+    func propertyLocation(_ name: String, of entity: String) -> XcodeModelError.Location {
         properties[entity + "\u{0}" + name] ?? entityLocation(entity)
     }
 
