@@ -165,6 +165,7 @@ enum DerivedModel {
                 Entity("Writer") {
                     Attribute("name", .string)
                     Attribute("born", .date, optional: true)
+                    Attribute("link", .uri, optional: true)
                     Relationship("books", toMany: "Volume", inverse: "writer")
                     attribute
                 }
@@ -204,6 +205,7 @@ enum DerivedModel {
         #expect(reason(Attribute("x", .integer16, optional: true, derivation: "lowercase:(name)")) != nil)
         #expect(reason(Attribute("x", .string, optional: true, derivation: "uppercase:(born)"))?.contains("string") == true)
         #expect(reason(Attribute("x", .date, optional: true, derivation: "name")) != nil)
+        #expect(reason(Attribute("x", .string, optional: true, derivation: "link")) != nil)
         #expect(reason(Attribute("x", .string, optional: true, transient: true, derivation: "name"))?.contains("transient") == true)
         // And every supported form passes.
         for (type, expression) in [
@@ -244,6 +246,71 @@ enum DerivedModel {
             #expect(parent.hasChanges)
             try parent.save()
             #expect(inParent.nameLower == "ada lovelace")
+        }
+    }
+}
+
+@Suite struct DerivedAttributeOneSidedTests {
+    /// Book.author has no inverse; the object graph's hidden inverse still leads from a renamed author to
+    /// the books whose derivation reads its name, and `@count` of a one-sided to-many follows its members.
+    @Test func aDerivationThroughAOneSidedRelationshipFollowsTheRelatedObject() throws {
+        let model = try ManagedObjectModel {
+            Entity("Author") {
+                Attribute("name", .string)
+                Relationship("favorites", toMany: "Book")
+                Attribute("favoriteCount", .integer64, optional: true, derivation: "favorites.@count")
+            }
+            Entity("Book") {
+                Attribute("title", .string)
+                Relationship("author", to: "Author")
+                Attribute("authorName", .string, optional: true, derivation: "author.name")
+            }
+        }
+        let (_, context) = try ShelfModel.stack(model)
+        try context.performAndWait {
+            let ann = try context.insert("Author", ["name": "Ann"])
+            let book = try context.insert("Book", ["title": "A", "author": ann])
+            try ann.setValue(Set([book]), forKey: "favorites")
+            try context.save()
+            #expect(try book.get("authorName", as: String.self) == "Ann")
+            #expect(try ann.get("favoriteCount", as: Int64.self) == 1)
+            try ann.setValue("Anna", forKey: "name")
+            try context.save()
+            #expect(try book.get("authorName", as: String.self) == "Anna")
+            try ann.setValue(Set<ManagedObject>(), forKey: "favorites")
+            try context.save()
+            #expect(try ann.get("favoriteCount", as: Int64.self) == 0)
+        }
+    }
+}
+
+@Suite struct DerivedAttributeConversionTests {
+    @Test func anAverageStoredInAnIntegerAttributeKeepsItsWholePartAndAnOutOfRangeValueIsATypedError() throws {
+        let model = try ManagedObjectModel {
+            Entity("Shelf") {
+                Attribute("name", .string)
+                Attribute("meanPages", .integer32, optional: true, derivation: "books.@avg.pages")
+                Attribute("smallTotal", .integer16, optional: true, derivation: "books.@sum.pages")
+                Relationship("books", toMany: "Tome", inverse: "shelf")
+            }
+            Entity("Tome") {
+                Attribute("pages", .integer64, defaultValue: 0)
+                Relationship("shelf", to: "Shelf", inverse: "books")
+            }
+        }
+        let (_, context) = try ShelfModel.stack(model)
+        try context.performAndWait {
+            let shelf = try context.insert("Shelf", ["name": "s"])
+            for pages in [10, 11] { try context.insert("Tome", ["pages": Int64(pages), "shelf": shelf]) }
+            try context.save()
+            #expect(try shelf.get("meanPages", as: Int32.self) == 10)
+            try context.insert("Tome", ["pages": Int64(40_000), "shelf": shelf])
+            do {
+                try context.save()
+                Issue.record("a sum beyond Int16 was saved")
+            } catch ContextError.derivationFailed(let entity, let attribute, _, _) {
+                #expect(entity == "Shelf" && attribute == "smallTotal")
+            }
         }
     }
 }

@@ -143,4 +143,32 @@ import Testing
             #expect(name(try player.value(forKey: "captainOf")) == "t")
         }
     }
+
+    @Test func transientRelationshipsLoadAndPairOnlyWithTransientInverses() throws {
+        func load(_ body: String) throws -> XcodeModelBundle {
+            let directory = try XcodeFixtures.scratchDirectory()
+            let contents = XcodeFixtures.model(entity: body, after: """
+                    <entity name="Other" representedClassName="Other" syncable="YES">
+                        <relationship name="back" optional="YES" transient="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Thing" inverseName="link" inverseEntity="Thing"/>
+                        <relationship name="stored" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Thing" inverseName="mixed" inverseEntity="Thing"/>
+                    </entity>
+
+                """)
+            return try XcodeModelBundle(contentsOf: XcodeFixtures.writePackage(contents, named: "Transient", in: directory))
+        }
+        let bundle = try load("""
+                    <relationship name="link" optional="YES" transient="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Other" inverseName="back" inverseEntity="Other"/>
+                    <relationship name="mixed" optional="YES" transient="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Other" inverseName="stored" inverseEntity="Other"/>
+            """)
+        let model = try #require(bundle.versions.first)
+        let thing = try #require(model.entity(named: "Thing"))
+        // Both transient: a pair, stored nowhere.
+        #expect(thing.relationshipsByName["link"]?.inverseName == "back" && thing.relationshipsByName["link"]?.isTransient == true)
+        #expect(StorageMapping(model: model).entity(named: "Thing")?.column(forProperty: "link") == nil)
+        // One transient, one stored: neither keeps the other as inverse, each with a warning.
+        #expect(thing.relationshipsByName["mixed"]?.inverseName == nil)
+        #expect(model.entity(named: "Other")?.relationshipsByName["stored"]?.inverseName == nil)
+        let warnings = bundle.warnings.map(\.description)
+        #expect(warnings.count == 2 && warnings.allSatisfy { $0.contains("one of the two is transient and the other is stored") })
+    }
 }

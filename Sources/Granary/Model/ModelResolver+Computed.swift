@@ -105,7 +105,7 @@ extension ModelResolver {
                 if type != .date { throw invalid("now() is a date, and the attribute is \(type)") }
             case .keyPath(let path):
                 let source = try attributeType(at: path, from: index, invalid)
-                if !(source == type || (source.isNumeric && type.isNumeric) || (type == .string && source == .uri)) {
+                if !(source == type || (source.isNumeric && type.isNumeric)) {
                     throw invalid("\(path.joined(separator: ".")) is \(source), and the attribute is \(type)")
                 }
             case .function(let function, let path):

@@ -43,14 +43,15 @@ public struct RelationshipDescription: Sendable, Hashable, CustomStringConvertib
     /// `EntityDescription` holds it.
     public let entityName: String?
 
-    /// A relationship description. `isOptional` defaults to `true`, as in Core Data.
+    /// A relationship description. `isOptional` defaults to `true`, as in Core Data; with no `inverseName`,
+    /// the relationship is one-sided.
     ///
     /// `minCount` and `maxCount` apply to to-many relationships; a to-one relationship always has
     /// `minCount` 0 and `maxCount` 1, whatever is passed.
     public init(
         name: String,
         destinationEntityName: String,
-        inverseName: String?,
+        inverseName: String? = nil,
         isToMany: Bool = false,
         isOrdered: Bool = false,
         deleteRule: DeleteRule = .nullify,

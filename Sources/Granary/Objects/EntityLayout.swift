@@ -122,7 +122,7 @@ final class EntityLayout: Sendable {
             return ([destination] + graph.entities[destination].descendantIndices).contains { member in
                 graph.entities[member].properties.contains { property in
                     guard case .success(let expression)? = property.attribute?.derivation else { return false }
-                    return expression.path.first == relationship.inverseName
+                    return expression.path.first == relationship.graphInverseName
                 }
             }
         }

@@ -5,7 +5,8 @@ extension ManagedObject {
     // MARK: Fetched properties
 
     /// The objects of a fetched property: fetched on the first read, then kept until the object is
-    /// refreshed (`ManagedObjectContext.refresh(_:mergeChanges:)`) or turned into a fault, as in Core Data.
+    /// refreshed (`ManagedObjectContext.refresh(_:mergeChanges:)`, merging or not) or its context is reset,
+    /// as in Core Data.
     ///
     /// Use it for typed access to a fetched property (`try book.fetchedObjects(forKey: "sameAuthor",
     /// as: Book.self)`); `value(forKey:)` returns the same objects as `[ManagedObject]`. The fetch sees the
@@ -69,7 +70,12 @@ extension ManagedObject {
             guard case .attribute(let attribute) = layout.kinds[i], case .success(let expression)? = attribute.derivation else {
                 continue
             }
-            let raw = derivedValue(of: expression, now: now)
+            var raw = derivedValue(of: expression, now: now)
+            // An average (or a Double or Decimal attribute) stored in an integer attribute: its whole part,
+            // as a column of integer affinity keeps it.
+            if case .integer16 = attribute.type { raw = Self.wholePart(raw) }
+            if case .integer32 = attribute.type { raw = Self.wholePart(raw) }
+            if case .integer64 = attribute.type { raw = Self.wholePart(raw) }
             let value: Any?
             do {
                 value = try attribute.type.swiftValue(from: attribute.storageValue(for: raw))
@@ -78,6 +84,17 @@ extension ManagedObject {
                     entity: entity.name, attribute: attribute.name, object: objectID, reason: error.description)
             }
             if !ManagedObjectContext.same(values[i], value, as: attribute.type) { setRaw(value, at: i) }
+        }
+    }
+
+    private static func wholePart(_ value: Any?) -> Any? {
+        switch value {
+        case let d as Double where d.isFinite: return Int64(exactly: d.rounded(.towardZero)) ?? value
+        case let f as Float where f.isFinite: return Int64(exactly: Double(f).rounded(.towardZero)) ?? value
+        case let d as Decimal:
+            let number = NSDecimalNumber(decimal: d).doubleValue
+            return number.isFinite ? Int64(exactly: number.rounded(.towardZero)) ?? value : value
+        default: return value
         }
     }
 

@@ -45,9 +45,6 @@ struct XcodeInverseCheck {
                 return "'\(relationship.destinationEntityName)' has no property of that name"
             }
             guard case .relationship(let back) = property else { return "'\(owner).\(inverse)' is an attribute" }
-            if dropped.contains(Key(entity: owner, relationship: inverse)) {
-                return "'\(owner).\(inverse)' does not point back at it either"
-            }
             guard let backName = back.inverseName else { return "'\(owner).\(inverse)' has no inverse" }
             if backName != relationship.name { return "'\(owner).\(inverse)' names '\(backName)' as its inverse" }
             if !isKind(entity, of: back.destinationEntityName) {
@@ -55,6 +52,10 @@ struct XcodeInverseCheck {
             }
             if back.isTransient != relationship.isTransient {
                 return "one of the two is transient and the other is stored"
+            }
+            // Checked last, so that each end of a broken pair says what is wrong with the pair itself.
+            if dropped.contains(Key(entity: owner, relationship: inverse)) {
+                return "'\(owner).\(inverse)' is loaded as one-sided"
             }
             return nil
         }
