@@ -256,11 +256,16 @@ import Testing
                 func title(_ id: ManagedObjectID) -> String? { ((try? c.existingObject(with: id)) as? Badge)?.title }
                 var managers: [(String, String?)] = []
                 var mentors: [(String, String?)] = []
-                var watching: [(String, Set<String>)] = []
+                var watching: [(key: String, added: Set<String>, removed: Set<String>)] = []
                 func oneSided(_ e: Employee, _ k: String, all: Bool) {
                     if all || e.changedIndexes.contains(mentorIndex) { mentors.append((k, key(e.values[mentorIndex] as? ManagedObjectID))) }
                     if all || e.changedIndexes.contains(watchingIndex) {
-                        watching.append((k, Set((e.values[watchingIndex] as? [ManagedObjectID] ?? []).compactMap(title))))
+                        // A to-many saves as the context's edit of it: what it added to and removed from
+                        // the members it last saw, applied to the members stored now (a stale context's
+                        // set does not replace members another context added since).
+                        let now = Set(e.values[watchingIndex] as? [ManagedObjectID] ?? [])
+                        let base = Set(e.committed?[watchingIndex] as? [ManagedObjectID] ?? [])
+                        watching.append((k, Set(now.subtracting(base).compactMap(title)), Set(base.subtracting(now).compactMap(title))))
                     }
                 }
                 var insertedBadges: [(String, String?)] = []
@@ -297,12 +302,13 @@ import Testing
                 for (title, holder) in insertedBadges {
                     next.badges[title] = .some(holder.flatMap { next.employees[$0] == nil ? nil : $0 })
                 }
-                // What the save writes of a one-sided relationship wins; the store drops what is gone.
+                // What the save writes of a one-sided to-one wins, a to-many merges its edit; the store drops what is gone.
                 for (k, m) in mentors where next.employees[k] != nil {
                     next.employees[k]!.mentor = m.flatMap { next.employees[$0] == nil ? nil : $0 }
                 }
-                for (k, set) in watching where next.employees[k] != nil {
-                    next.employees[k]!.watching = set.filter { next.badges[$0] != nil }
+                for (k, added, removed) in watching where next.employees[k] != nil {
+                    next.employees[k]!.watching = next.employees[k]!.watching.subtracting(removed).union(added)
+                        .filter { next.badges[$0] != nil }
                 }
                 w.lastSave.changes.withLock { $0 = nil }
                 do { try c.save() } catch { throw fail("\(w.label) save failed: \(error)") }
