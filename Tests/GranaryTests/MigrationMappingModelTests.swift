@@ -34,6 +34,11 @@ import Testing
         #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateMappingModel.xcdatamodeld")).map(\.path) == [model.path])
         #expect(try MappingModel.all(besideBundleAt: try Self.corpus("MigrateEmptyToMany.xcdatamodeld")).isEmpty)
         #expect(!model.covers(from: bundle.versions[1], to: bundle.versions[0]))
+        // Bound by version hashes, it covers that pair whatever its versions are called.
+        let renamed = try ManagedObjectModel(merging: [bundle.versions[0]], versionIdentifier: "old")
+        let bound = model.bound(from: bundle.versions[0], to: bundle.versions[1])
+        #expect(!model.covers(from: renamed, to: bundle.versions[1]))
+        #expect(bound.covers(from: renamed, to: bundle.versions[1]) && !bound.covers(from: bundle.versions[1], to: bundle.versions[1]))
     }
 
     func writeV1(_ store: MigrationHarness, _ bundle: XcodeModelBundle) throws -> [String: URL] {
@@ -118,6 +123,43 @@ import Testing
         }
     }
 
+    @Test func aPolicyTransformAdjustsOrDiscardsTheObjectsAMappingMakes() throws {
+        let bundle = try Self.bundle()
+        var mapping = try Self.mappingModel()
+        mapping.entityMappings[1].migrationPolicyClassName = "App.AddressPolicy"
+        let store = MigrationHarness()
+        _ = try writeV1(store, bundle)
+        var options = PersistentStore.Options()
+        options.migration.mappingModels = [mapping]
+        options.migration.migrationPolicies["App.AddressPolicy"] = EntityMigrationPolicy(transform: { old, new in
+            // People without a city get no address; the others' street is filled when missing.
+            guard old["city"] != nil else { return new.discard() }
+            if new["street"] == nil { new["street"] = "(unknown) in \(old["name"] as? String ?? "")" }
+        })
+        try store.open(bundle.versions[1], options: options) { persistentStore, context throws in
+            #expect(persistentStore.migrationReport?.rowsWritten == 5)
+            let people = try context.all("Person", sortedBy: "name")
+            let streets = try people.map { try $0.get("address", as: ManagedObject.self)?.get("street", as: String.self) }
+            #expect(streets == ["12 St James's Square", "(unknown) in Alan", nil])
+        }
+    }
+
+    @Test func aFilterPredicateChoosesTheSourceObjectsAMappingTakes() throws {
+        let bundle = try Self.bundle()
+        var mapping = try Self.mappingModel()
+        mapping.entityMappings[1].sourceFilter = "city != nil AND NOT (name BEGINSWITH 'G')"
+        let store = MigrationHarness()
+        _ = try writeV1(store, bundle)
+        var options = PersistentStore.Options()
+        options.migration.mappingModels = [mapping]
+        try store.open(bundle.versions[1], options: options) { _, context throws in
+            let people = try context.all("Person", sortedBy: "name")
+            let cities = try people.map { try $0.get("address", as: ManagedObject.self)?.get("city", as: String.self) }
+            #expect(cities == ["London", "Wilmslow", nil])
+            #expect(try context.all("Address", sortedBy: "city").count == 2)
+        }
+    }
+
     @Test func aMappingThatBreaksTheNewModelNamesTheObjectsAndWritesNothing() throws {
         let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()
@@ -169,7 +211,7 @@ import Testing
             return element == "XDDEVATTRIBUTEMAPPING object z3 (line 13) valueexpressiondata" && reason.contains("archived NSExpression")
         }
         #expect {
-            try MappingModel(contentsOf: try write(#"<attribute name="sourcefilterpredicatestring" type="string">age &gt; 3</attribute>"#))
+            try MappingModel(contentsOf: try write(#"<attribute name="sourcefilterpredicatestring" type="string">age &gt;&gt;&gt; 3</attribute>"#))
         } throws: { error in
             guard case MappingModelError.unsupported(_, let element, _) = error else { return false }
             return element.hasPrefix("XDDEVENTITYMAPPING object z2") && element.hasSuffix("sourcefilterpredicatestring")

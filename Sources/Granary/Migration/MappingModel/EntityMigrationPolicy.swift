@@ -18,8 +18,14 @@ public struct EntityMigrationPolicy: Sendable {
 
     /// The functions by selector, as the expressions spell them (`"fullName:last:"`).
     public var functions: [String: Function]
+    /// Runs for each destination object the entity mapping makes, after its property mappings filled it
+    /// (what an override of `createDestinationInstances(forSource:in:manager:)` that calls `super`
+    /// then adjusts does): it reads the source object, adjusts the new one's attributes, or calls
+    /// `discard()` to make none for this source object.
+    public var transform: EntityMigration.Transform?
 
-    public init(functions: [String: Function] = [:]) {
+    public init(functions: [String: Function] = [:], transform: EntityMigration.Transform? = nil) {
         self.functions = functions
+        self.transform = transform
     }
 }

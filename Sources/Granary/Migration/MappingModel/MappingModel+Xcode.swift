@@ -12,8 +12,9 @@ extension MappingModel {
     /// `migrationpolicyclassname`, `mappingnumber`); property mappings with an expression Xcode
     /// generates (`autogenerateexpression`, `sourcekeypath`, `sourcemappingname`) or one written as text
     /// in a `valueexpression` string attribute, or archived by Xcode (`valueexpressiondata`, see
-    /// `MappingExpression(archived:)`). Refused, naming the element: an archived expression of a kind
-    /// Granary does not read, a source filter predicate, a custom source fetch.
+    /// `MappingExpression(archived:)`); source filter predicates (`sourcefilterpredicatestring`).
+    /// Refused, naming the element: an archived expression of a kind Granary does not read, a filter it
+    /// cannot parse, a custom source fetch.
     /// - Throws: `MappingModelError.unreadable`, `.malformed`, `.unsupported`, `.badExpression`.
     public init(contentsOf url: URL) throws(MappingModelError) {
         var isDirectory: ObjCBool = false
@@ -110,9 +111,12 @@ extension MappingModel {
         let source = object.text("sourcename")
         let destination = object.text("destinationname")
         let name = object.text("name") ?? (source.flatMap { s in destination.map { "\(s)To\($0)" } } ?? destination ?? source ?? object.id)
-        if let filter = object.text("sourcefilterpredicatestring"), filter != "TRUEPREDICATE" {
-            throw .unsupported(path: path, element: "\(object.element) sourcefilterpredicatestring",
-                               reason: "a filter on the source objects ('\(filter)'); filter in an EntityMigrationPolicy instead")
+        let filter = object.text("sourcefilterpredicatestring").flatMap { $0 == "TRUEPREDICATE" ? nil : $0 }
+        if let filter {
+            do { _ = try PredicateParser.parse(filter) } catch {
+                throw .unsupported(path: path, element: "\(object.element) sourcefilterpredicatestring",
+                                   reason: "a filter predicate Granary cannot read ('\(filter)': \(error))")
+            }
         }
         if object.text("sourceexpressiondata") != nil && object.attributes["autogenerateexpression"] != nil && !object.flag("autogenerateexpression") {
             throw .unsupported(path: path, element: "\(object.element) sourceexpressiondata", reason: "a custom fetch of the source objects")
@@ -147,7 +151,8 @@ extension MappingModel {
         return EntityMapping(name: name, mappingType: type, sourceEntityName: source, destinationEntityName: destination,
                              migrationPolicyClassName: object.text("migrationpolicyclassname"),
                              attributeMappings: try properties("attributemappings", kind: "XDDEVATTRIBUTEMAPPING"),
-                             relationshipMappings: try properties("relationshipmappings", kind: "XDDEVRELATIONSHIPMAPPING"))
+                             relationshipMappings: try properties("relationshipmappings", kind: "XDDEVRELATIONSHIPMAPPING"),
+                             sourceFilter: filter)
     }
 
     /// A property mapping's expression: written as text, spelled out by key path and mapping name

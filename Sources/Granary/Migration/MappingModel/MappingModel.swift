@@ -15,6 +15,12 @@ public struct MappingModel: Sendable {
     /// records; nil when it records none.
     public var sourceVersionName: String?
     public var destinationVersionName: String?
+    /// The version hashes (`ManagedObjectModel.versionHash`) of the two models, when known: a mapping
+    /// model bound to them (`bound(from:to:)`) covers exactly that pair, as Core Data's matches by
+    /// version hashes. Files from Xcode record Core Data's hashes, which Granary does not compute, so a
+    /// loaded mapping model has none and matches by version name.
+    public var sourceVersionHash: String?
+    public var destinationVersionHash: String?
     /// The entity mappings, in the order Xcode numbers them.
     public var entityMappings: [EntityMapping]
     /// Where it was read from, for messages.
@@ -47,10 +53,14 @@ public struct MappingModel: Sendable {
         public var migrationPolicyClassName: String?
         public var attributeMappings: [PropertyMapping]
         public var relationshipMappings: [PropertyMapping]
+        /// A predicate (Xcode's "Filter Predicate", in `NSPredicate` format) the source objects must
+        /// satisfy to be mapped; the others get no destination object from this mapping.
+        public var sourceFilter: String?
 
         public init(name: String, mappingType: MappingType, sourceEntityName: String?, destinationEntityName: String?,
                     migrationPolicyClassName: String? = nil, attributeMappings: [PropertyMapping] = [],
-                    relationshipMappings: [PropertyMapping] = []) {
+                    relationshipMappings: [PropertyMapping] = [], sourceFilter: String? = nil) {
+            self.sourceFilter = sourceFilter
             self.name = name
             self.mappingType = mappingType
             self.sourceEntityName = sourceEntityName
@@ -82,13 +92,27 @@ public struct MappingModel: Sendable {
         self.path = path
     }
 
+    /// This mapping model bound to two model versions by their version hashes, so that it covers that
+    /// pair only, whatever the versions are named.
+    public func bound(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> MappingModel {
+        var bound = self
+        bound.sourceVersionHash = source.versionHash
+        bound.destinationVersionHash = destination.versionHash
+        bound.sourceVersionName = nil
+        bound.destinationVersionName = nil
+        return bound
+    }
+
     /// Whether this mapping model covers migrating from `source` to `destination`: the versions it
-    /// records are theirs (by version name), and every entity it maps from or to exists in them.
+    /// records are theirs (by version hash when bound, else by version name), and every entity it maps
+    /// from or to exists in them.
     ///
     /// Core Data matches by entity version hashes, which Xcode computes with Core Data's own hashing;
     /// Granary's hashes differ, so it matches the version names the file records and checks the
     /// entities instead.
     public func covers(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> Bool {
+        if let sourceVersionHash, sourceVersionHash != source.versionHash { return false }
+        if let destinationVersionHash, destinationVersionHash != destination.versionHash { return false }
         if let sourceVersionName, sourceVersionName != source.versionIdentifier { return false }
         if let destinationVersionName, destinationVersionName != destination.versionIdentifier { return false }
         return entityMappings.allSatisfy { mapping in

@@ -136,7 +136,9 @@ struct MappingModelMigration {
                 tableIDs[tableName] = tableID
                 nextKeys[tableName] = 1
             }
+            let filter = try sourceFilter(of: mapping, entity: sourceName, sourceByReference)
             for source in sources where source.entity.name == sourceName {
+                if let filter, !(try filter(source)) { continue }
                 // The first object made from a source object of the same table keeps its key; others
                 // get keys above every key the table had, so they never take a key still to be kept.
                 var key: Int64
@@ -159,6 +161,20 @@ struct MappingModelMigration {
                     guard let expression else { continue }
                     let result = try evaluate(expression, source: source, mapping: mapping, property: attribute.name, sourceByReference, associations)
                     object.values[attribute.name] = try storable(attribute, result, object)
+                }
+                if let className = mapping.migrationPolicyClassName, let transform = policies[className]?.transform {
+                    var values: [String: any Sendable] = [:]
+                    for attribute in entity.attributes where !attribute.isTransient {
+                        if let stored = object.values[attribute.name], let value = try? attribute.swiftValue(from: stored) { values[attribute.name] = value }
+                    }
+                    var new = MigrationObject(entity: entity, key: key, values: values)
+                    do { try transform(migrationObject(source), &new) } catch {
+                        throw MigrationError.transformFailed(entity: source.entity.name, key: source.key, underlying: SafeDescription.of(error))
+                    }
+                    if new.isDiscarded { continue }
+                    for attribute in entity.attributes where !attribute.isTransient {
+                        object.values[attribute.name] = try storable(attribute, .swift(new.values[attribute.name]), object)
+                    }
                 }
                 associations[mapping.name, default: [:]][source.reference, default: []].append(object)
                 byTable[tableID, default: []].append(object)
@@ -264,6 +280,53 @@ struct MappingModelMigration {
         return staged
     }
 
+    /// The test a mapping's filter predicate makes of a source object, or nil without a filter: the
+    /// predicate evaluated on the object's row, key paths followed through to-one relationships.
+    private func sourceFilter(of mapping: MappingModel.EntityMapping, entity name: String,
+                              _ sourceByReference: [RowReference: SourceObject]) throws -> ((SourceObject) throws -> Bool)? {
+        guard let format = mapping.sourceFilter else { return nil }
+        let predicate: PredicateNode
+        do { predicate = try PredicateParser.parse(format) } catch {
+            throw MigrationError.mappingModel(.badExpression(path: model.path, mapping: mapping.name, property: "(filter)", reason: "\(error)"))
+        }
+        func schema(_ entityName: String) -> FetchSchema {
+            var fields: [String: FieldInfo] = [:]
+            guard let entity = step.source.entity(named: entityName), let m = step.sourceMapping.entity(named: entityName) else {
+                return FetchSchema(entityName: entityName, fields: [:])
+            }
+            for property in entity.properties {
+                guard let column = m.column(forProperty: property.name) else { continue }
+                let kind: FieldKind
+                switch property {
+                case .attribute(let a):
+                    switch a.type {
+                    case .integer16, .integer32, .integer64: kind = .integer
+                    case .double, .float: kind = .double
+                    case .decimal: kind = .decimal
+                    case .boolean: kind = .bool
+                    case .string: kind = .string
+                    case .date: kind = .date
+                    case .uuid: kind = .uuid
+                    case .uri: kind = .uri
+                    case .binaryData, .transformable, .undefined: kind = .binary
+                    }
+                case .relationship(let r):
+                    kind = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)
+                }
+                fields[property.name] = FieldInfo(column: column, kind: kind)
+            }
+            return FetchSchema(entityName: entityName, fields: fields)
+        }
+        let evaluator = RowEvaluator(schema: schema(name)) { _, reference in
+            sourceByReference[reference].map { ($0.row, schema($0.entity.name)) }
+        }
+        return { source in
+            do { return try evaluator.matches(predicate, row: source.row, reference: source.reference) } catch {
+                throw MigrationError.mappingModel(.badExpression(path: model.path, mapping: mapping.name, property: "(filter)", reason: "\(error)"))
+            }
+        }
+    }
+
     /// The relationships that have a column (transient ones hold nothing to migrate).
     static func storedRelationships(of entity: EntityDescription) -> [RelationshipDescription] {
         entity.properties.filter { !$0.isTransient }.compactMap(\.relationship)
@@ -359,20 +422,24 @@ struct MappingModelMigration {
         case .stored(let value, let type):
             do { return try type.swiftValue(from: value) } catch { throw fail("a source value cannot be read: \(error)") }
         case .sources(let objects):
-            let single: [any Sendable] = objects.map { object in
-                var values: [String: any Sendable] = [:]
-                for attribute in object.entity.attributes where !attribute.isTransient {
-                    if let column = step.sourceMapping.entity(named: object.entity.name)?.column(forProperty: attribute.name),
-                       let value = try? attribute.swiftValue(from: object.row[column]) {
-                        values[attribute.name] = value
-                    }
-                }
-                return MigrationObject(entity: object.entity, key: object.key, values: values)
-            }
+            let single: [any Sendable] = objects.map(migrationObject)
             return single.count == 1 ? single[0] : single
         case .destinations:
             throw fail("destination objects cannot be passed to a policy function")
         }
+    }
+
+    /// A source object as a policy sees it: its attributes in their Swift form (a value that cannot be
+    /// decoded, such as a transformable with no registered transformer, is left out).
+    private func migrationObject(_ object: SourceObject) -> MigrationObject {
+        var values: [String: any Sendable] = [:]
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            if let column = step.sourceMapping.entity(named: object.entity.name)?.column(forProperty: attribute.name),
+               let value = try? attribute.swiftValue(from: object.row[column]) {
+                values[attribute.name] = value
+            }
+        }
+        return MigrationObject(entity: object.entity, key: object.key, values: values)
     }
 
     /// A result as the stored value of a destination attribute.
