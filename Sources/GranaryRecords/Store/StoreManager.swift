@@ -180,7 +180,8 @@ public final class StoreManager: Sendable {
     private static func isIncompatibleModel(_ error: StackError) -> Bool {
         guard case .attachFailed(_, _, _, let underlying) = error, let migration = underlying as? MigrationError else { return false }
         switch migration {
-        case .incompatibleModel, .cannotInferMapping, .unknownSourceModel, .unannouncedRenames: return true
+        case .incompatibleModel, .cannotInferMapping, .unknownSourceModel, .unannouncedRenames, .validationFailed, .uniquenessViolation:
+            return true
         default: return false
         }
     }
