@@ -74,14 +74,27 @@ extension Persistable {
         return deleted.count
     }
 
+    /// Deletes the objects with these IDs, found with one `IN` query per 1,000 IDs (no fetch per
+    /// object). With `strict`, an ID not in the store fails the write.
     static func deleteObjects(_ ids: [ManagedObjectID], in context: ManagedObjectContext, manager: StoreManager, strict: Bool) throws -> Int {
+        let stored = ids.filter { !$0.isTemporaryID }
+        if strict, let missing = ids.first(where: \.isTemporaryID) {
+            throw RecordsError.objectNotFound(entity: missing.entityName, object: String(describing: missing))
+        }
         var objects: [ManagedObject] = []
-        for id in ids {
-            guard !id.isTemporaryID, let object = try? context.existingObject(with: id) else {
-                if strict { throw RecordsError.objectNotFound(entity: id.entityName, object: String(describing: id)) }
-                continue
-            }
-            objects.append(object)
+        objects.reserveCapacity(stored.count)
+        var start = 0
+        while start < stored.count {
+            let chunk = Array(stored[start..<min(start + 1_000, stored.count)])
+            var request = FetchRequest<ManagedObject>(entityName: try entity(in: context.model).name)
+            request.filter = .objects([], chunk)
+            objects.append(contentsOf: try context.fetch(request))
+            start += chunk.count
+        }
+        if strict, objects.count < Set(stored).count {
+            let found = Set(objects.map(\.objectID))
+            let missing = stored.first { !found.contains($0) } ?? stored[0]
+            throw RecordsError.objectNotFound(entity: missing.entityName, object: String(describing: missing))
         }
         return try delete(objects, in: context, manager: manager)
     }
