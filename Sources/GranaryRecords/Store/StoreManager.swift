@@ -231,9 +231,9 @@ public final class StoreManager: Sendable {
                                    _ body: @escaping @Sendable (ManagedObjectContext) throws -> T,
                                    done: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let stack = self.stack
-        writer.enqueue { [weak self] in
+        writer.enqueue {
             let context = stack.newBackgroundContext()
-            self?.track(context)
+
             let outcome: Result<T, any Error>
             do {
                 let value = try await context.perform {
