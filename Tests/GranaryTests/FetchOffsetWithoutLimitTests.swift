@@ -5,9 +5,9 @@ import Testing
 /// An offset without a limit skips exactly that many objects (the store skipped them, then the context
 /// skipped as many again when it sorted in memory).
 @Suite struct FetchOffsetWithoutLimitTests {
-    @Test(arguments: [0, 1, 2, 3, 4])
-    func anOffsetAloneSkipsThatManyObjects(offset: Int) throws {
-        let (_, context) = try makeStack()
+    @Test(arguments: [PersistentStore.StoreType.inMemory, .durable], [0, 1, 2, 3, 4])
+    func anOffsetAloneSkipsThatManyObjects(store: PersistentStore.StoreType, offset: Int) throws {
+        let (_, context) = try makeStack(store)
         try context.performAndWait {
             _ = try FetchingDictionaryTests.populate(context)
             var request = FetchRequest<Employee>()
