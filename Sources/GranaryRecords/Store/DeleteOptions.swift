@@ -10,6 +10,7 @@ public struct DeleteOptions: Sendable {
     /// How many of the ordered matches to keep at the head; 0 deletes them all.
     public var offset: Int
 
+    /// Options deleting what `predicate` matches, in the order of `comparisonClauses`, from `offset` on.
     public init(predicate: FetchPredicate = .all, comparisonClauses: [SortKey] = [], offset: Int = 0) {
         self.predicate = predicate
         self.comparisonClauses = comparisonClauses

@@ -26,6 +26,7 @@ public enum RecordsError: Error, CustomStringConvertible {
     /// The store could not be opened (its error underneath), and recreating it was not allowed or failed.
     case storeFailed(name: String, underlying: any Error)
 
+    /// The message, naming the entity, ID or store involved.
     public var description: String {
         switch self {
         case .noDefaultStore:

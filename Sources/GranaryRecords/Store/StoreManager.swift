@@ -19,11 +19,14 @@ import Synchronization
 public final class StoreManager: Sendable {
     /// Choices made when the manager opens its store.
     public struct Options: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: Int
+        /// Options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
-        /// When the store was written by a model that lightweight migration cannot reach, delete the
-        /// store (every file of it) and create an empty one, then call `handleMigration`. Off by
-        /// default: an incompatible store is an error, never deleted silently.
+        /// When the store was written by a model that lightweight migration cannot reach (no mapping can
+        /// be inferred, or migrating would leave invalid values), delete the store (every file of it)
+        /// and create an empty one, then call `handleMigration`. Off by default: an incompatible store
+        /// is an error, never deleted silently.
         public static let recreatesIncompatibleStore = Options(rawValue: 1 << 0)
     }
 
