@@ -150,10 +150,18 @@ struct CollectingHandler: LogHandler {
         RecordsLog.level = .verbose
         try await User.create(in: manager) { user, _ in user.uuid = "loud" }
         #expect(sink.all.contains { $0.hasPrefix("debug") && $0.contains("saved create User") })
+        // Off: not even the error of a refused create (its ID is this test's own: other suites log too).
+        let marker = "loud-\(UUID().uuidString)"
+        try await User.create(in: manager) { user, _ in user.uuid = marker }
         RecordsLog.level = .off
         await #expect(throws: RecordsError.self) {
-            try await User.create(in: manager, updateIfEntityExists: false) { user, _ in user.uuid = "loud" }
+            try await User.create(in: manager, updateIfEntityExists: false) { user, _ in user.uuid = marker }
         }
-        #expect(!sink.all.contains { $0.contains("updateIfEntityExists") })
+        #expect(!sink.all.contains { $0.contains("ID \(marker) exists") })
+        RecordsLog.level = .error
+        await #expect(throws: RecordsError.self) {
+            try await User.create(in: manager, updateIfEntityExists: false) { user, _ in user.uuid = marker }
+        }
+        #expect(sink.all.contains { $0.hasPrefix("error") && $0.contains("ID \(marker) exists") })
     }
 }
