@@ -1,0 +1,214 @@
+import Foundation
+import Granary
+import GranaryRecords
+import PropertyBased
+import Testing
+
+/// A user as plain values, for the reference filter.
+private struct UserRow {
+    var uuid: String
+    var name: String
+    var email: String?
+    var orders: Int
+    var birth: Date
+}
+
+private let names = ["Ada", "ada", "Ádám", "Bob", "bobby", "Carla", "Zoë", "zoe", "Émile", "anna"]
+private let base = Date(timeIntervalSinceReferenceDate: 0)
+
+private func insertUsers(_ context: ManagedObjectContext, _ rows: [UserRow]) throws {
+    try context.performAndWait {
+        for r in rows {
+            let u = User(context: context)
+            u.uuid = r.uuid
+            u.name = r.name
+            u.email = r.email
+            u.numberOfOrders = r.orders
+            u.birthDate = r.birth
+        }
+        try context.save()
+    }
+}
+
+private func fetchIDs(_ context: ManagedObjectContext, _ p: ComparisonPredicate<User>) throws -> Set<String> {
+    try context.performAndWait {
+        Set(try context.fetch(FetchRequest<User>(p, in: context)).map(\.uuid))
+    }
+}
+
+private func fetchIDs(_ context: ManagedObjectContext, format: String, _ args: [Any?] = []) throws -> Set<String> {
+    try context.performAndWait {
+        var r = FetchRequest<User>(entityName: "User")
+        r.filter = try PredicateParser.parse(format, arguments: args)
+        return Set(try context.fetch(r).map(\.uuid))
+    }
+}
+
+/// A random predicate over non-optional attributes (and null tests on `email`), with its reference.
+private func randomPredicate(_ g: inout SeededGenerator, depth: Int = 0) -> (ComparisonPredicate<User>, (UserRow) -> Bool) {
+    let pick = Int.random(in: 0..<(depth < 3 ? 16 : 12), using: &g)
+    let n = Int.random(in: 0...5, using: &g)
+    let s = names.randomElement(using: &g)!
+    let prefix = String(s.prefix(Int.random(in: 1...2, using: &g)))
+    switch pick {
+    case 0: return (\User.numberOfOrders == n, { $0.orders == n })
+    case 1: return (\User.numberOfOrders != n, { $0.orders != n })
+    case 2: return (\User.numberOfOrders < n, { $0.orders < n })
+    case 3: return (\User.numberOfOrders <= n, { $0.orders <= n })
+    case 4: return (\User.numberOfOrders > n, { $0.orders > n })
+    case 5: return (\User.numberOfOrders >= n, { $0.orders >= n })
+    case 6: return (\User.name == s, { $0.name == s })
+    case 7:
+        let set = Set((0..<3).map { _ in names.randomElement(using: &g)! })
+        return (\User.name === set, { set.contains($0.name) })
+    case 8:
+        return Bool.random(using: &g) ? (\User.email == nil, { $0.email == nil }) : (\User.email != nil, { $0.email != nil })
+    case 9: return (.beginsWith(\User.name, prefix), { $0.name.hasPrefix(prefix) })
+    case 10:
+        return (.contains(\User.name, prefix, options: [.caseInsensitive, .diacriticInsensitive]), {
+            $0.name.range(of: prefix, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+        })
+    case 11:
+        let d = base.addingTimeInterval(Double(n) * 86_400)
+        return (\User.birthDate > d, { $0.birth > d })
+    case 12, 13:
+        let (a, fa) = randomPredicate(&g, depth: depth + 1)
+        let (b, fb) = randomPredicate(&g, depth: depth + 1)
+        return (a && b, { fa($0) && fb($0) })
+    case 14:
+        let (a, fa) = randomPredicate(&g, depth: depth + 1)
+        let (b, fb) = randomPredicate(&g, depth: depth + 1)
+        return (a || b, { fa($0) || fb($0) })
+    default:
+        let (a, fa) = randomPredicate(&g, depth: depth + 1)
+        return (!a, { !fa($0) })
+    }
+}
+
+private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
+    (0..<count).map { i in
+        UserRow(uuid: "u\(i)", name: names.randomElement(using: &g)!,
+                email: Bool.random(using: &g) ? "u\(i)@x.io" : nil,
+                orders: Int.random(in: 0...5, using: &g),
+                birth: base.addingTimeInterval(Double(Int.random(in: 0...5, using: &g)) * 86_400))
+    }
+}
+
+@Suite struct KeyPathQueryTests {
+    @Test func randomKeyPathPredicatesMatchAReferenceFilterOnADurableStore() async throws {
+        let (_, context) = try makeRecordsStack()
+        var g = SeededGenerator(seed: 20)
+        let rows = randomRows(&g, count: 60)
+        try insertUsers(context, rows)
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SeededGenerator(seed: seed)
+            let (p, reference) = randomPredicate(&g)
+            let expected = Set(rows.filter(reference).map(\.uuid))
+            let got = try fetchIDs(context, p)
+            #expect(got == expected, "seed \(seed)")
+        }
+    }
+
+    @Test func eachOperatorGivesTheRowsOfItsFormatString() throws {
+        let (_, context) = try makeRecordsStack()
+        var g = SeededGenerator(seed: 7)
+        try insertUsers(context, randomRows(&g, count: 40))
+        let cases: [(ComparisonPredicate<User>, String, [Any?])] = [
+            (\User.uuid == "u3" && \User.numberOfOrders != 0, "uuid == %@ AND numberOfOrders != 0", ["u3"]),
+            (\User.numberOfOrders < 2, "numberOfOrders < 2", []),
+            (\User.numberOfOrders <= 2, "numberOfOrders <= 2", []),
+            (\User.numberOfOrders > 2, "numberOfOrders > 2", []),
+            (\User.numberOfOrders >= 2, "numberOfOrders >= 2", []),
+            (\User.numberOfOrders == 1 || \User.name == "Bob", "numberOfOrders == 1 OR name == 'Bob'", []),
+            (!(\User.name == "Bob"), "NOT name == 'Bob'", []),
+            (\User.uuid === ["u1", "u2", "u30"], "uuid IN %@", [["u1", "u2", "u30"]]),
+            (\User.email == nil, "email == nil", []),
+            (\User.email != nil, "email != nil", []),
+            (.beginsWith(\User.name, "A"), "name BEGINSWITH 'A'", []),
+            (.beginsWith(\User.name, "a", options: .caseInsensitive), "name BEGINSWITH[c] 'a'", []),
+            (.endsWith(\User.name, "a"), "name ENDSWITH 'a'", []),
+            (.contains(\User.name, "o"), "name CONTAINS 'o'", []),
+            (.contains(\User.name, "e", options: [.caseInsensitive, .diacriticInsensitive]), "name CONTAINS[cd] 'e'", []),
+            (.like(\User.name, "?da*"), "name LIKE '?da*'", []),
+            (.true, "TRUEPREDICATE", []),
+            (.false, "FALSEPREDICATE", []),
+        ]
+        for (p, format, args) in cases {
+            #expect(try fetchIDs(context, p) == fetchIDs(context, format: format, args), "\(format)")
+        }
+        #expect(try fetchIDs(context, .true).count == 40)
+    }
+
+    @Test func toOnePathsAndObjectsCompare() throws {
+        let (_, context) = try makeRecordsStack()
+        try context.performAndWait {
+            let ada = User(context: context)
+            ada.uuid = "1"; ada.name = "Ada"; ada.birthDate = base
+            let bob = User(context: context)
+            bob.uuid = "2"; bob.name = "Bob"; bob.birthDate = base
+            for (t, u) in [("a", ada), ("b", bob), ("c", nil)] as [(String, User?)] {
+                let o = Order(context: context)
+                o.title = t
+                o.user = u
+            }
+            try context.save()
+            func titles(_ p: ComparisonPredicate<Order>) throws -> [String] {
+                try context.fetch(FetchRequest<Order>(p, sortedBy: [.ascending(\Order.title)], in: context)).map(\.title)
+            }
+            #expect(try titles(\Order.user?.name == "Ada") == ["a"])
+            #expect(try titles(.beginsWith(\Order.user?.name, "B")) == ["b"])
+            #expect(try titles(\Order.user == bob) == ["b"])
+            #expect(try titles(\Order.user == nil) == ["c"])
+            #expect(try titles(\Order.user != ada) == ["b", "c"])
+        }
+    }
+
+    @Test func clausesSortAsSortKeys() throws {
+        let (_, context) = try makeRecordsStack()
+        var g = SeededGenerator(seed: 3)
+        try insertUsers(context, randomRows(&g, count: 30))
+        try context.performAndWait {
+            let byClause = try context.fetch(FetchRequest<User>(nil, sortedBy: [.descending(\User.birthDate), .ascending(\User.uuid)], in: context))
+            var r = FetchRequest<User>(entityName: "User")
+            r.sortKeys = [SortKey("birthDate", ascending: false), SortKey("uuid")]
+            #expect(byClause.map(\.uuid) == (try context.fetch(r)).map(\.uuid))
+            let dates = byClause.map(\.birthDate)
+            #expect(dates == dates.sorted(by: >))
+        }
+    }
+
+    @Test func anIndexedEqualityIsPlannedOnTheIndex() throws {
+        let (_, context) = try makeRecordsStack()
+        try context.performAndWait {
+            let keyPath = try context.explain(FetchRequest<User>(\User.name == "Ada", in: context))
+            var request = FetchRequest<User>(entityName: "User")
+            request.filter = try PredicateParser.parse("name == 'Ada'")
+            let format = try context.explain(request)
+            #expect(keyPath.explain.hasPrefix("INDEX User_byName EQUAL"), "\(keyPath.explain)")
+            #expect(keyPath.explain == format.explain)
+            let unique = try context.explain(FetchRequest<User>(\User.uuid === ["a", "b"], in: context))
+            #expect(unique.explain.contains("INDEX User_unique_uuid"), "\(unique.explain)")
+        }
+    }
+
+    @Test func aKeyPathThatIsNotStoredIsRefusedByName() throws {
+        let (_, context) = try makeRecordsStack()
+        context.performAndWait {
+            #expect {
+                _ = try FetchRequest<User>(\User.greeting == "hello", in: context)
+            } throws: { error in
+                guard case KeyPathQueryError.notAStoredProperty(let entity, let keyPath) = error else { return false }
+                // Swift prints a computed key path without its name, as `\User.<computed 0x… (String)>`.
+                return entity == "User" && keyPath.hasPrefix("\\User.<computed")
+            }
+            #expect {
+                _ = try FetchRequest<User>(\User.scratch == 1, in: context)
+            } throws: { error in
+                error as? KeyPathQueryError == .notAStoredProperty(entity: "User", keyPath: "\\User.scratch")
+            }
+            #expect(throws: KeyPathQueryError.self) {
+                _ = try FetchRequest<User>(nil, sortedBy: [.ascending(\User.orders.count)], in: context)
+            }
+        }
+    }
+}

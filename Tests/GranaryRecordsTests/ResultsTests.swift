@@ -1,0 +1,164 @@
+import Foundation
+import Granary
+import GranaryRecords
+import PropertyBased
+import Synchronization
+import Testing
+
+/// The changes a context's saves carry, for merging into another context by hand.
+private final class SaveCapture: @unchecked Sendable {
+    // @unchecked: `token` is set once in init and read only in deinit.
+    private final class Saved: Sendable {
+        let list = Mutex<[ContextChanges]>([])
+    }
+    private let saved = Saved()
+    private var token: (any NSObjectProtocol)?
+
+    init(_ context: ManagedObjectContext) {
+        token = NotificationCenter.default.addObserver(forName: .managedObjectContextDidSave, object: context, queue: nil) { [saved] note in
+            if let changes = note.userInfo?[ContextChanges.userInfoKey] as? ContextChanges { saved.list.withLock { $0.append(changes) } }
+        }
+    }
+
+    deinit { token.map { NotificationCenter.default.removeObserver($0) } }
+
+    func take() -> [ContextChanges] {
+        saved.list.withLock { s in
+            defer { s = [] }
+            return s
+        }
+    }
+}
+
+/// Applies a batch to a copy of the previous results, as a table view would.
+private func apply(_ batch: [Results<User>.Change], to mirror: inout [User]) {
+    let removed = batch.filter { $0.type == .delete || $0.type == .move }.compactMap { $0.indexPath?.item }.sorted(by: >)
+    for i in removed { mirror.remove(at: i) }
+    let inserted = batch.filter { $0.type == .insert || $0.type == .move }
+        .compactMap { c in c.newIndexPath.map { ($0.item, c.object) } }.sorted { $0.0 < $1.0 }
+    for (i, object) in inserted { mirror.insert(object, at: i) }
+}
+
+private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: String, orders: Int) {
+    let u = User(context: context)
+    u.uuid = id
+    u.name = name
+    u.numberOfOrders = orders
+    u.birthDate = Date(timeIntervalSinceReferenceDate: 0)
+}
+
+@Suite struct ResultsTests {
+    @Test func randomSavesAndMergesKeepAMirroredArrayEqualToTheResults() async throws {
+        await propertyCheck(count: 12, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SeededGenerator(seed: seed)
+            let (coordinator, main) = try makeRecordsStack()
+            let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            let capture = SaveCapture(background)
+            var nextID = 0
+            let results = try main.performAndWait {
+                try Results<User>(context: main, filterBy: \User.numberOfOrders >= 2,
+                                  sortedBy: [.ascending(\User.name), .ascending(\User.uuid)])
+            }
+            var mirror: [User] = []
+            var batches = 0
+            main.performAndWait {
+                mirror = results.toArray()
+                results.registerForChanges { batch in
+                    batches += 1
+                    #expect(Set(batch.map { ObjectIdentifier($0.object) }).count == batch.count, "an object twice in a batch, seed \(seed)")
+                    for c in batch {
+                        switch c.type {
+                        case .insert: #expect(c.indexPath == nil && c.newIndexPath != nil)
+                        case .delete: #expect(c.indexPath != nil && c.newIndexPath == nil)
+                        case .move, .update: #expect(c.indexPath != nil && c.newIndexPath != nil)
+                        }
+                    }
+                    apply(batch, to: &mirror)
+                }
+            }
+            for _ in 0..<25 {
+                let onMain = Bool.random(using: &g)
+                let context = onMain ? main : background
+                let edits = Int.random(in: 1...4, using: &g)
+                var plan: [(Int, Int, String, Int)] = []
+                for _ in 0..<edits {
+                    plan.append((Int.random(in: 0...2, using: &g), Int.random(in: 0...1000, using: &g),
+                                 ["Ada", "Bob", "Cy", "Di"].randomElement(using: &g)!, Int.random(in: 0...4, using: &g)))
+                }
+                let firstID = nextID
+                nextID += edits
+                try context.performAndWait {
+                    let users = try context.fetch(FetchRequest<User>(nil, sortedBy: [.ascending(\User.uuid)], in: context))
+                    var deleted = Set<ObjectIdentifier>()
+                    for (i, (kind, pick, name, orders)) in plan.enumerated() {
+                        let live = users.filter { !deleted.contains(ObjectIdentifier($0)) }
+                        if kind == 0 || live.isEmpty {
+                            makeUser(context, "u\(firstID + i)", name, orders: orders)
+                        } else if kind == 1 {
+                            let u = live[pick % live.count]
+                            if pick % 2 == 0 { u.name = name } else { u.numberOfOrders = orders }
+                        } else {
+                            let u = live[pick % live.count]
+                            deleted.insert(ObjectIdentifier(u))
+                            context.delete(u)
+                        }
+                    }
+                    try context.save()
+                }
+                let before = batches
+                main.performAndWait {
+                    if !onMain { for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) } }
+                    #expect(batches - before <= 1, "one batch per save or merge, seed \(seed)")
+                    #expect(mirror.map(\.objectID) == results.toArray().map(\.objectID), "seed \(seed)")
+                }
+            }
+        }
+    }
+
+    @Test func filterAndSortKeepTheRegistrationAlive() throws {
+        let (_, context) = try makeRecordsStack()
+        try context.performAndWait {
+            let results = try Results<User>(context: context)
+            #expect(results.isEmpty && results.numberOfObjectsInFirstSection == 0 && results.numberOfSections == 1)
+            var calls: [[Results<User>.Change]] = []
+            results.registerForChanges { calls.append($0) }
+            makeUser(context, "b", "Bob", orders: 1)
+            makeUser(context, "a", "Ada", orders: 3)
+            try context.save()
+            #expect(calls.count == 1 && calls.last?.count == 2)
+            #expect(results.toArray().map(\.uuid) == ["a", "b"])    // the ID order by default
+            try results.filterBy(\User.numberOfOrders > 2).sortBy(.descending(\User.name))
+            #expect(results.toArray().map(\.uuid) == ["a"])
+            makeUser(context, "c", "Cy", orders: 5)
+            try context.save()
+            #expect(calls.count == 2)
+            #expect(calls.last?.first?.type == .insert && calls.last?.first?.newIndexPath == IndexPath(item: 0, section: 0))
+            #expect(results.toArray().map(\.uuid) == ["c", "a"])
+            #expect(results.numberOfObjectsInFirstSection == 2 && results.object(at: IndexPath(item: 1, section: 0)).uuid == "a")
+            #expect(!results.isEmpty && results.numberOfObjects(in: 3) == 0)
+        }
+    }
+
+    @Test func releasedResultsStopHearingChangesAndFinishTheirStreams() async throws {
+        let (_, context) = try makeRecordsStack()
+        let calls = Mutex(0)
+        var stream: AsyncStream<[Results<User>.Change]>?
+        try context.performAndWait {
+            var results: Results<User>? = try Results<User>(context: context)
+            results?.registerForChanges { _ in calls.withLock { $0 += 1 } }
+            stream = results?.changes
+            makeUser(context, "a", "Ada", orders: 1)
+            try context.save()
+            #expect(calls.withLock { $0 } == 1)
+            weak let released = results
+            results = nil
+            #expect(released == nil)
+            makeUser(context, "b", "Bob", orders: 1)
+            try context.save()
+        }
+        #expect(calls.withLock { $0 } == 1)
+        var delivered: [[String]] = []
+        for await batch in try #require(stream) { delivered.append(batch.map { "\($0.type) \($0.newIndexPath?.item ?? -1)" }) }
+        #expect(delivered == [["insert 0"]])    // buffered before the release, then finished
+    }
+}
