@@ -159,6 +159,7 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
             #expect(try titles(.beginsWith(\Order.user?.name, "B")) == ["b"])
             #expect(try titles(\Order.user == bob) == ["b"])
             #expect(try titles(\Order.user == nil) == ["c"])
+            #expect(try titles(\Order.user != nil) == ["a", "b"])
             #expect(try titles(\Order.user != ada) == ["b", "c"])
         }
     }

@@ -161,4 +161,29 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
         for await batch in try #require(stream) { delivered.append(batch.map { "\($0.type) \($0.newIndexPath?.item ?? -1)" }) }
         #expect(delivered == [["insert 0"]])    // buffered before the release, then finished
     }
+
+    @Test func theChangesStreamCarriesAMergedBatch() async throws {
+        let (coordinator, main) = try makeRecordsStack()
+        let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let capture = SaveCapture(background)
+        let results = try main.performAndWait {
+            try Results<User>(context: main, filterBy: .beginsWith(\User.name, "A"))
+        }
+        let stream = main.performAndWait { results.changes }
+        try background.performAndWait {
+            makeUser(background, "2", "Ann", orders: 0)
+            makeUser(background, "1", "Ada", orders: 0)
+            makeUser(background, "3", "Bob", orders: 0)
+            try background.save()
+        }
+        main.performAndWait { for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) } }
+        var iterator = stream.makeAsyncIterator()
+        let batch = try #require(await iterator.next())
+        #expect(batch.map(\.type) == [.insert, .insert])
+        #expect(batch.compactMap(\.newIndexPath?.item).sorted() == [0, 1])
+        main.performAndWait {
+            #expect(results.toArray().map(\.uuid) == ["1", "2"])
+            #expect(Set(batch.map { $0.object.uuid }) == ["1", "2"])
+        }
+    }
 }

@@ -132,8 +132,10 @@ public final class Results<T: ManagedObject> {
     /// Calls `closure` once per change event that changed the results, with all its changes, on the
     /// context's queue; replaces a previous registration. It stays through `filterBy` and `sortBy`
     /// and ends when the `Results` is released.
-    public func registerForChanges(_ closure: @escaping ([Change]) -> Void) {
+    @discardableResult
+    public func registerForChanges(_ closure: @escaping ([Change]) -> Void) -> Results {
         onChanges = closure
+        return self
     }
 
     /// The same batches as `registerForChanges`, as an asynchronous sequence: each call makes a new
