@@ -108,36 +108,41 @@ public struct ComparisonPredicate<Root: ManagedObject>: @unchecked Sendable {
     }
 }
 
-// The key-path operators are global: Swift wants a member operator to take its own type.
+// The operators are members of `KeyPath` (Swift wants a member operator to take its own type), so that
+// they sit in the documentation with the type they extend rather than as free functions.
 
-/// The value at the key path equals `v` (`nil`: the value is null).
-public func == <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .equal, v) }
-/// The value at the key path differs from `v` (`nil`: the value is not null).
-public func != <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .notEqual, v) }
-/// The value at the key path is less than `v`.
-public func < <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .less, v) }
-/// The value at the key path is at most `v`.
-public func <= <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .lessOrEqual, v) }
-/// The value at the key path is greater than `v`.
-public func > <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .greater, v) }
-/// The value at the key path is at least `v`.
-public func >= <Root: ManagedObject, V: PredicateValueConvertible>(kp: KeyPath<Root, V>, v: V) -> ComparisonPredicate<Root> { .compare(kp, .greaterOrEqual, v) }
+extension KeyPath where Root: ManagedObject, Value: PredicateValueConvertible {
+    /// The value at the key path equals `v` (`nil`: the value is null).
+    public static func == (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .equal, v) }
+    /// The value at the key path differs from `v` (`nil`: the value is not null).
+    public static func != (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .notEqual, v) }
+    /// The value at the key path is less than `v` (never, for `nil`).
+    public static func < (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .less, v) }
+    /// The value at the key path is at most `v` (never, for `nil`).
+    public static func <= (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .lessOrEqual, v) }
+    /// The value at the key path is greater than `v` (never, for `nil`).
+    public static func > (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .greater, v) }
+    /// The value at the key path is at least `v` (never, for `nil`).
+    public static func >= (kp: KeyPath, v: Value) -> ComparisonPredicate<Root> { .compare(kp, .greaterOrEqual, v) }
 
-/// The to-one relationship at the key path is `object`, by identity (`nil`: the relationship is
-/// empty). Only the object's ID is kept: build it after saving a new object.
-public func == <Root: ManagedObject, O: ManagedObject>(kp: KeyPath<Root, O?>, object: O?) -> ComparisonPredicate<Root> {
-    .identity(kp, object?.objectID)
-}
-/// The to-one relationship at the key path is not `object` (an empty relationship included; `nil`:
-/// the relationship is set).
-public func != <Root: ManagedObject, O: ManagedObject>(kp: KeyPath<Root, O?>, object: O?) -> ComparisonPredicate<Root> {
-    !ComparisonPredicate.identity(kp, object?.objectID)
+    /// `IN`: the value at the key path is one of `values`. Give at most about 1,000 values a query;
+    /// an indexed key path is then read once per value.
+    public static func === <S: Sequence>(kp: KeyPath, values: S) -> ComparisonPredicate<Root> where S.Element == Value {
+        .isIn(kp, Array(values))
+    }
 }
 
-/// `IN`: the value at the key path is one of `values`.
-public func === <Root: ManagedObject, V: PredicateValueConvertible, S: Sequence>(kp: KeyPath<Root, V>, values: S) -> ComparisonPredicate<Root>
-where S.Element == V {
-    .isIn(kp, Array(values))
+extension KeyPath where Root: ManagedObject {
+    /// The to-one relationship at the key path is `object`, by identity (`nil`: the relationship is
+    /// empty). Only the object's ID is kept: build it after saving a new object.
+    public static func == <O: ManagedObject>(kp: KeyPath, object: O?) -> ComparisonPredicate<Root> where Value == O? {
+        .identity(kp, object?.objectID)
+    }
+    /// The to-one relationship at the key path is not `object` (an empty relationship included; `nil`:
+    /// the relationship is set).
+    public static func != <O: ManagedObject>(kp: KeyPath, object: O?) -> ComparisonPredicate<Root> where Value == O? {
+        !ComparisonPredicate.identity(kp, object?.objectID)
+    }
 }
 
 /// How a key-path string operator compares (`[c]`, `[d]` in format strings).
