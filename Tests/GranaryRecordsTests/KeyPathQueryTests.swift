@@ -139,6 +139,18 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
         #expect(try fetchIDs(context, .true).count == 40)
     }
 
+    @Test func predicatesNeedNoTypeAnnotation() throws {
+        let (_, context) = try makeRecordsStack()
+        try insertUsers(context, [UserRow(uuid: "1", name: "Ada", email: nil, orders: 2, birth: base),
+                                  UserRow(uuid: "2", name: "Bob", email: "b@x.io", orders: 0, birth: base)])
+        let noEmail: ComparisonPredicate<User> = \User.email == nil    // Swift's Optional == nil wins without the type
+        let busy = \User.numberOfOrders > 1
+        let named = \User.name == "Bob"
+        #expect(try fetchIDs(context, noEmail) == ["1"])
+        #expect(try fetchIDs(context, busy && noEmail) == ["1"])
+        #expect(try fetchIDs(context, named || busy) == ["1", "2"])
+    }
+
     @Test func toOnePathsAndObjectsCompare() throws {
         let (_, context) = try makeRecordsStack()
         try context.performAndWait {

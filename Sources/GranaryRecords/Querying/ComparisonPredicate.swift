@@ -10,6 +10,8 @@ import Granary
 /// refused with `KeyPathQueryError.notAStoredProperty`.
 ///
 /// Comparing with `nil` tests for null; `<`, `<=`, `>`, `>=` with `nil` match nothing. `===` is `IN`.
+/// Where nothing says the type, Swift reads `\User.email == nil` as "is this key path nil" (a `Bool`,
+/// with a warning): write `let p: ComparisonPredicate<User> = \User.email == nil`.
 /// String operators are functions: `.beginsWith(\User.name, "a", options: .caseInsensitive)`.
 public struct ComparisonPredicate<Root: ManagedObject>: @unchecked Sendable {
     // @unchecked: the closure captures only key paths (immutable) and `Value`s/object IDs converted
