@@ -185,6 +185,8 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
             var r = FetchRequest<User>(entityName: "User")
             r.sortKeys = [SortKey("birthDate", ascending: false), SortKey("uuid")]
             #expect(byClause.map(\.uuid) == (try context.fetch(r)).map(\.uuid))
+            let byDescriptor = try context.fetch(FetchRequest<User>(sortBy: [SortDescriptor(\User.birthDate, order: .reverse), SortDescriptor(\User.uuid)]))
+            #expect(byClause.map(\.uuid) == byDescriptor.map(\.uuid))
             let dates = byClause.map(\.birthDate)
             #expect(dates == dates.sorted(by: >))
         }
@@ -199,6 +201,8 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
             let format = try context.explain(request)
             #expect(keyPath.explain.hasPrefix("INDEX User_byName EQUAL"), "\(keyPath.explain)")
             #expect(keyPath.explain == format.explain)
+            let sorted = try context.explain(FetchRequest<User>(nil, sortedBy: [.ascending(\User.name)], in: context))
+            #expect(sorted.explain.contains("INDEX User_byName") && sorted.explain.contains("ORDER SATISFIED"), "\(sorted.explain)")
             let unique = try context.explain(FetchRequest<User>(\User.uuid === ["a", "b"], in: context))
             #expect(unique.explain.contains("INDEX User_unique_uuid"), "\(unique.explain)")
         }

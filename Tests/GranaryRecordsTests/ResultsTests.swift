@@ -136,6 +136,7 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
             #expect(results.toArray().map(\.uuid) == ["c", "a"])
             #expect(results.numberOfObjectsInFirstSection == 2 && results.object(at: IndexPath(item: 1, section: 0)).uuid == "a")
             #expect(!results.isEmpty && results.numberOfObjects(in: 3) == 0)
+            #expect(results.objects(for: [IndexPath(item: 1, section: 0), IndexPath(item: 0, section: 0)]).map(\.uuid) == ["a", "c"])
         }
     }
 

@@ -163,6 +163,8 @@ public final class Results<T: ManagedObject> {
     public var numberOfObjectsInFirstSection: Int { numberOfObjects(in: 0) }
     /// The object at `indexPath`; the index path must be valid, as for an array.
     public func object(at indexPath: IndexPath) -> T { controller.object(at: indexPath) }
+    /// The objects at `indexPaths`, in their order (CorePersistence's `objects(for:)`); each must be valid.
+    public func objects(for indexPaths: [IndexPath]) -> [T] { indexPaths.map { controller.object(at: $0) } }
 
     // MARK: Delivery
 
