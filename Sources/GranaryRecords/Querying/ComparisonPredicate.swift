@@ -35,9 +35,12 @@ public struct ComparisonPredicate<Root: ManagedObject>: @unchecked Sendable {
     public static var `false`: ComparisonPredicate { ComparisonPredicate { _ in .false } }
 
     static func compare<V: PredicateValueConvertible>(_ kp: KeyPath<Root, V>, _ op: ComparisonOperator, _ v: V) -> ComparisonPredicate {
-        ComparisonPredicate { (r: KeyPathResolver) throws(KeyPathQueryError) in
+        // Converted now, so that the predicate keeps only values (`Value`), never the caller's object.
+        let converted = v.predicateValue
+        let shown = converted == nil ? String(describing: v) : ""
+        return ComparisonPredicate { (r: KeyPathResolver) throws(KeyPathQueryError) in
             let path = try r.path(kp)
-            let value = try r.value(v, for: kp)
+            let value = try r.value(converted, shown: shown, for: kp)
             if value.isNull {
                 switch op {
                 case .equal: return .isNil(path)
@@ -57,12 +60,14 @@ public struct ComparisonPredicate<Root: ManagedObject>: @unchecked Sendable {
     }
 
     static func isIn<V: PredicateValueConvertible>(_ kp: KeyPath<Root, V>, _ values: [V]) -> ComparisonPredicate {
-        ComparisonPredicate { (r: KeyPathResolver) throws(KeyPathQueryError) in
+        let converted = values.map(\.predicateValue)
+        let shown = converted.firstIndex(of: nil).map { String(describing: values[$0]) } ?? ""
+        return ComparisonPredicate { (r: KeyPathResolver) throws(KeyPathQueryError) in
             let path = try r.path(kp)
-            var converted: [Value] = []
-            converted.reserveCapacity(values.count)
-            for v in values { converted.append(try r.value(v, for: kp)) }
-            return .isIn(path, converted)
+            var result: [Value] = []
+            result.reserveCapacity(converted.count)
+            for v in converted { result.append(try r.value(v, shown: shown, for: kp)) }
+            return .isIn(path, result)
         }
     }
 

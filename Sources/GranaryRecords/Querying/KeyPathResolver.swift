@@ -43,11 +43,13 @@ struct KeyPathResolver {
         return names
     }
 
-    func value(_ v: some PredicateValueConvertible, for keyPath: AnyKeyPath) throws(KeyPathQueryError) -> Value {
-        guard let value = v.predicateValue else {
-            throw .unrepresentableValue(entity: entity.name, keyPath: String(describing: keyPath), value: String(describing: v))
+    /// A constant converted when the predicate was built; `nil` when it had no predicate value
+    /// (`shown` is then how it printed).
+    func value(_ converted: Value?, shown: String, for keyPath: AnyKeyPath) throws(KeyPathQueryError) -> Value {
+        guard let converted else {
+            throw .unrepresentableValue(entity: entity.name, keyPath: String(describing: keyPath), value: shown)
         }
-        return value
+        return converted
     }
 
     /// How many steps Swift's description of a key path shows (`\User.<computed 0x… (Set<Order>)>.count`
