@@ -187,4 +187,37 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
             #expect(Set(batch.map { $0.object.uuid }) == ["1", "2"])
         }
     }
+
+    @Test func aToOnePathFilterFollowsAMergedChangeOfTheRelatedObject() throws {
+        let (coordinator, main) = try makeRecordsStack()
+        let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let capture = SaveCapture(background)
+        try background.performAndWait {
+            let bob = User(context: background)
+            bob.uuid = "2"; bob.name = "Bob"; bob.birthDate = Date()
+            let order = Order(context: background)
+            order.title = "o"
+            order.user = bob
+            try background.save()
+        }
+        _ = capture.take()
+        let results = try main.performAndWait {
+            try Results<Order>(context: main, filterBy: \Order.user?.name == "Ada", sortedBy: [.ascending(\Order.title)])
+        }
+        var batches: [[Results<Order>.Change.ChangeType]] = []
+        main.performAndWait {
+            #expect(results.isEmpty)
+            results.registerForChanges { batches.append($0.map(\.type)) }
+        }
+        try background.performAndWait {
+            let bob = try #require(try background.fetch(FetchRequest<User>(\User.uuid == "2", in: background)).first)
+            bob.name = "Ada"
+            try background.save()
+        }
+        main.performAndWait {
+            for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) }
+            #expect(batches == [[.insert]])
+            #expect(results.toArray().map(\.title) == ["o"])
+        }
+    }
 }

@@ -19,6 +19,9 @@ import Granary
 ///   ascending) to a copy of the previous `toArray()` gives the new one.
 /// - **Filtering and sorting again.** `filterBy(_:)` and `sortBy(_:)` fetch again and keep the
 ///   registration and the streams (CorePersistence drops them); they report no batch themselves.
+/// - **Filters through to-one relationships** (`\Order.user?.name == "Ada"`) follow the related
+///   objects' changes when they arrive merged from another context; an edit of the related object in the
+///   results' own context is not re-tested (as with Core Data's controller) until the next fetch.
 /// - **Lifetime.** As in CorePersistence, the results stop following the context when the `Results`
 ///   is released: keep a strong reference for as long as changes should arrive. Releasing it finishes
 ///   the `changes` streams.
