@@ -137,6 +137,10 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
             #expect(try fetchIDs(context, p) == fetchIDs(context, format: format, args), "\(format)")
         }
         #expect(try fetchIDs(context, .true).count == 40)
+        let mixed = ComparisonPredicate<User>(FetchPredicate.key("numberOfOrders") > 1) && .beginsWith(\User.name, "A")
+        #expect(try fetchIDs(context, mixed) == fetchIDs(context, format: "numberOfOrders > 1 AND name BEGINSWITH 'A'"))
+        let parsed = ComparisonPredicate<User>(FetchPredicate(try PredicateParser.parse("name ENDSWITH 'a'")))
+        #expect(try fetchIDs(context, parsed || \User.numberOfOrders == 0) == fetchIDs(context, format: "name ENDSWITH 'a' OR numberOfOrders == 0"))
     }
 
     @Test func predicatesNeedNoTypeAnnotation() throws {

@@ -20,6 +20,14 @@ public struct ComparisonPredicate<Root: ManagedObject>: @unchecked Sendable {
 
     private init(_ build: @escaping (KeyPathResolver) throws(KeyPathQueryError) -> PredicateNode) { self.build = build }
 
+    /// A predicate made elsewhere: a `FetchPredicate` (`.key("name") == "Ada"`) or a format string
+    /// parsed with `PredicateParser.parse(_:arguments:)`, to combine with key-path predicates. Its keys
+    /// are checked when the fetch runs, not here.
+    public init(_ predicate: FetchPredicate) {
+        let node = predicate.node
+        self.init { _ in node }
+    }
+
     /// Granary's predicate tree for this predicate over `Root`'s entity in `model`.
     /// - Throws: `KeyPathQueryError` naming a key path that is not a stored property of the entity, or
     ///   when `model` has no entity for `Root`.
