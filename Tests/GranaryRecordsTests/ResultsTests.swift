@@ -136,7 +136,13 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
             #expect(results.toArray().map(\.uuid) == ["c", "a"])
             #expect(results.numberOfObjectsInFirstSection == 2 && results.object(at: IndexPath(item: 1, section: 0)).uuid == "a")
             #expect(!results.isEmpty && results.numberOfObjects(in: 3) == 0)
-            #expect(results.objects(for: [IndexPath(item: 1, section: 0), IndexPath(item: 0, section: 0)]).map(\.uuid) == ["a", "c"])
+            #expect(throws: ContextError.self) { try results.sortBy([]) }    // no order: refused, nothing changes
+            #expect(throws: KeyPathQueryError.self) { try results.filterBy(\User.greeting == "hello") }
+            #expect(results.toArray().map(\.uuid) == ["c", "a"])
+            makeUser(context, "d", "Dan", orders: 9)
+            try context.save()
+            #expect(calls.count == 3 && results.toArray().map(\.uuid) == ["d", "c", "a"])
+            #expect(results.objects(for: [IndexPath(item: 2, section: 0), IndexPath(item: 1, section: 0)]).map(\.uuid) == ["a", "c"])
         }
     }
 
