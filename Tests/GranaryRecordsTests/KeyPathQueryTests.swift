@@ -109,6 +109,41 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
         }
     }
 
+    @Test func randomClausesSortAsAReferenceSort() async throws {
+        let (_, context) = try makeRecordsStack()
+        var g = SeededGenerator(seed: 11)
+        let rows = randomRows(&g, count: 50)
+        try insertUsers(context, rows)
+        typealias Level = (ComparisonClause<User>, (UserRow, UserRow) -> Bool?)
+        func level<V: Comparable>(_ kp: KeyPath<User, V>, _ value: @escaping (UserRow) -> V, ascending: Bool) -> Level {
+            (ascending ? .ascending(kp) : .descending(kp), { a, b in
+                let (x, y) = (value(a), value(b))
+                return x == y ? nil : (ascending ? x < y : x > y)
+            })
+        }
+        await propertyCheck(count: 100, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SeededGenerator(seed: seed)
+            var levels: [Level] = []
+            for _ in 0..<Int.random(in: 1...3, using: &g) {
+                let up = Bool.random(using: &g)
+                switch Int.random(in: 0...2, using: &g) {
+                case 0: levels.append(level(\User.name, \.name, ascending: up))
+                case 1: levels.append(level(\User.numberOfOrders, \.orders, ascending: up))
+                default: levels.append(level(\User.birthDate, \.birth, ascending: up))
+                }
+            }
+            levels.append(level(\User.uuid, \.uuid, ascending: true))    // a total order
+            let expected = rows.sorted { a, b in
+                for (_, before) in levels { if let answer = before(a, b) { return answer } }
+                return false
+            }.map(\.uuid)
+            let got = try context.performAndWait {
+                try context.fetch(FetchRequest<User>(nil, sortedBy: levels.map(\.0), in: context)).map(\.uuid)
+            }
+            #expect(got == expected, "seed \(seed)")
+        }
+    }
+
     @Test func eachOperatorGivesTheRowsOfItsFormatString() throws {
         let (_, context) = try makeRecordsStack()
         var g = SeededGenerator(seed: 7)
