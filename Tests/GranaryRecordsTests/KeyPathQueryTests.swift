@@ -190,6 +190,20 @@ private func randomRows(_ g: inout SeededGenerator, count: Int) -> [UserRow] {
         #expect(try fetchIDs(context, named || busy) == ["1", "2"])
     }
 
+    @Test func keyPathsGiveTheRowsOfTheSamePredicateMacro() throws {
+        let (_, context) = try makeRecordsStack()
+        var g = SeededGenerator(seed: 5)
+        try insertUsers(context, randomRows(&g, count: 40))
+        func macro(_ p: Predicate<User>) throws -> Set<String> {
+            try context.performAndWait { Set(try context.fetch(FetchRequest<User>(predicate: p)).map(\.uuid)) }
+        }
+        #expect(try fetchIDs(context, \User.numberOfOrders > 2 && \User.name != "Bob")
+                == macro(#Predicate { $0.numberOfOrders > 2 && $0.name != "Bob" }))
+        #expect(try fetchIDs(context, \User.numberOfOrders <= 1 || !(\User.email == nil))
+                == macro(#Predicate { $0.numberOfOrders <= 1 || !($0.email == nil) }))
+        #expect(try fetchIDs(context, .beginsWith(\User.name, "a")) == macro(#Predicate { $0.name.starts(with: "a") }))
+    }
+
     @Test func toOnePathsAndObjectsCompare() throws {
         let (_, context) = try makeRecordsStack()
         try context.performAndWait {
