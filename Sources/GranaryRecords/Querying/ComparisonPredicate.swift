@@ -1,7 +1,7 @@
 import Granary
 
 /// A predicate written with typed key paths (CorePersistence's `ComparisonPredicate`):
-/// `\User.uuid == id && \User.orders != 0`.
+/// `\User.uuid == id && \User.numberOfOrders != 0`.
 ///
 /// It is lowered into Granary's own `PredicateNode`, the tree `#Predicate` and format strings become,
 /// so the planner serves it from indexes exactly as it serves them. Key paths are turned into property

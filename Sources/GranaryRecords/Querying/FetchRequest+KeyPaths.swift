@@ -5,7 +5,7 @@ extension FetchRequest {
     /// `FetchedResultsController` or anything else that takes a `FetchRequest`.
     ///
     /// ```swift
-    /// let request = try FetchRequest(\User.orders > 0 && .beginsWith(\User.name, "A"),
+    /// let request = try FetchRequest(\User.numberOfOrders > 0 && .beginsWith(\User.name, "A"),
     ///                                sortedBy: [.ascending(\User.birthDate)], in: context)
     /// ```
     /// - Throws: `KeyPathQueryError` naming a key path that is not a stored property of the entity, or
