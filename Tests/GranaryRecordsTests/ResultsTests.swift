@@ -31,7 +31,7 @@ private final class SaveCapture: @unchecked Sendable {
 }
 
 /// Applies a batch to a copy of the previous results, as a table view would.
-private func apply(_ batch: [Results<User>.Change], to mirror: inout [User]) {
+private func apply(_ batch: [Results<Customer>.Change], to mirror: inout [Customer]) {
     let removed = batch.filter { $0.type == .delete || $0.type == .move }.compactMap { $0.indexPath?.item }.sorted(by: >)
     for i in removed { mirror.remove(at: i) }
     let inserted = batch.filter { $0.type == .insert || $0.type == .move }
@@ -39,8 +39,8 @@ private func apply(_ batch: [Results<User>.Change], to mirror: inout [User]) {
     for (i, object) in inserted { mirror.insert(object, at: i) }
 }
 
-private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: String, orders: Int) {
-    let u = User(context: context)
+private func makeCustomer(_ context: ManagedObjectContext, _ id: String, _ name: String, orders: Int) {
+    let u = Customer(context: context)
     u.uuid = id
     u.name = name
     u.numberOfOrders = orders
@@ -50,16 +50,16 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
 @Suite struct ResultsTests {
     @Test func randomSavesAndMergesKeepAMirroredArrayEqualToTheResults() async throws {
         await propertyCheck(count: 12, input: Gen.int(in: 0...Int.max)) { seed in
-            var g = SeededGenerator(seed: seed)
-            let (coordinator, main) = try makeRecordsStack()
+            var g = SplitMixGenerator(seed: seed)
+            let (coordinator, main) = try makeQueryStack()
             let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
             let capture = SaveCapture(background)
             var nextID = 0
             let results = try main.performAndWait {
-                try Results<User>(context: main, filterBy: \User.numberOfOrders >= 2,
-                                  sortedBy: [.ascending(\User.name), .ascending(\User.uuid)])
+                try Results<Customer>(context: main, filterBy: \Customer.numberOfOrders >= 2,
+                                  sortedBy: [.ascending(\Customer.name), .ascending(\Customer.uuid)])
             }
-            var mirror: [User] = []
+            var mirror: [Customer] = []
             var batches = 0
             main.performAndWait {
                 mirror = results.toArray()
@@ -88,12 +88,12 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
                 let firstID = nextID
                 nextID += edits
                 try context.performAndWait {
-                    let users = try context.fetch(FetchRequest<User>(nil, sortedBy: [.ascending(\User.uuid)], in: context))
+                    let users = try context.fetch(FetchRequest<Customer>(nil, sortedBy: [.ascending(\Customer.uuid)], in: context))
                     var deleted = Set<ObjectIdentifier>()
                     for (i, (kind, pick, name, orders)) in plan.enumerated() {
                         let live = users.filter { !deleted.contains(ObjectIdentifier($0)) }
                         if kind == 0 || live.isEmpty {
-                            makeUser(context, "u\(firstID + i)", name, orders: orders)
+                            makeCustomer(context, "u\(firstID + i)", name, orders: orders)
                         } else if kind == 1 {
                             let u = live[pick % live.count]
                             if pick % 2 == 0 { u.name = name } else { u.numberOfOrders = orders }
@@ -116,20 +116,20 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
     }
 
     @Test func filterAndSortKeepTheRegistrationAlive() throws {
-        let (_, context) = try makeRecordsStack()
+        let (_, context) = try makeQueryStack()
         try context.performAndWait {
-            let results = try Results<User>(context: context)
+            let results = try Results<Customer>(context: context)
             #expect(results.isEmpty && results.numberOfObjectsInFirstSection == 0 && results.numberOfSections == 1)
-            var calls: [[Results<User>.Change]] = []
+            var calls: [[Results<Customer>.Change]] = []
             results.registerForChanges { calls.append($0) }
-            makeUser(context, "b", "Bob", orders: 1)
-            makeUser(context, "a", "Ada", orders: 3)
+            makeCustomer(context, "b", "Bob", orders: 1)
+            makeCustomer(context, "a", "Ada", orders: 3)
             try context.save()
             #expect(calls.count == 1 && calls.last?.count == 2)
             #expect(results.toArray().map(\.uuid) == ["a", "b"])    // the ID order by default
-            try results.filterBy(\User.numberOfOrders > 2).sortBy(.descending(\User.name))
+            try results.filterBy(\Customer.numberOfOrders > 2).sortBy(.descending(\Customer.name))
             #expect(results.toArray().map(\.uuid) == ["a"])
-            makeUser(context, "c", "Cy", orders: 5)
+            makeCustomer(context, "c", "Cy", orders: 5)
             try context.save()
             #expect(calls.count == 2)
             #expect(calls.last?.first?.type == .insert && calls.last?.first?.newIndexPath == IndexPath(item: 0, section: 0))
@@ -137,9 +137,9 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
             #expect(results.numberOfObjectsInFirstSection == 2 && results.object(at: IndexPath(item: 1, section: 0)).uuid == "a")
             #expect(!results.isEmpty && results.numberOfObjects(in: 3) == 0)
             #expect(throws: ContextError.self) { try results.sortBy([]) }    // no order: refused, nothing changes
-            #expect(throws: KeyPathQueryError.self) { try results.filterBy(\User.greeting == "hello") }
+            #expect(throws: KeyPathQueryError.self) { try results.filterBy(\Customer.greeting == "hello") }
             #expect(results.toArray().map(\.uuid) == ["c", "a"])
-            makeUser(context, "d", "Dan", orders: 9)
+            makeCustomer(context, "d", "Dan", orders: 9)
             try context.save()
             #expect(calls.count == 3 && results.toArray().map(\.uuid) == ["d", "c", "a"])
             #expect(results.objects(for: [IndexPath(item: 2, section: 0), IndexPath(item: 1, section: 0)]).map(\.uuid) == ["a", "c"])
@@ -147,20 +147,20 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
     }
 
     @Test func releasedResultsStopHearingChangesAndFinishTheirStreams() async throws {
-        let (_, context) = try makeRecordsStack()
+        let (_, context) = try makeQueryStack()
         let calls = Mutex(0)
-        var stream: AsyncStream<[Results<User>.Change]>?
+        var stream: AsyncStream<[Results<Customer>.Change]>?
         try context.performAndWait {
-            var results: Results<User>? = try Results<User>(context: context)
+            var results: Results<Customer>? = try Results<Customer>(context: context)
             results?.registerForChanges { _ in calls.withLock { $0 += 1 } }
             stream = results?.changes
-            makeUser(context, "a", "Ada", orders: 1)
+            makeCustomer(context, "a", "Ada", orders: 1)
             try context.save()
             #expect(calls.withLock { $0 } == 1)
             weak let released = results
             results = nil
             #expect(released == nil)
-            makeUser(context, "b", "Bob", orders: 1)
+            makeCustomer(context, "b", "Bob", orders: 1)
             try context.save()
         }
         #expect(calls.withLock { $0 } == 1)
@@ -170,17 +170,17 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
     }
 
     @Test func theChangesStreamCarriesAMergedBatch() async throws {
-        let (coordinator, main) = try makeRecordsStack()
+        let (coordinator, main) = try makeQueryStack()
         let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         let capture = SaveCapture(background)
         let results = try main.performAndWait {
-            try Results<User>(context: main, filterBy: .beginsWith(\User.name, "A"))
+            try Results<Customer>(context: main, filterBy: .beginsWith(\Customer.name, "A"))
         }
         let stream = main.performAndWait { results.changes }
         try background.performAndWait {
-            makeUser(background, "2", "Ann", orders: 0)
-            makeUser(background, "1", "Ada", orders: 0)
-            makeUser(background, "3", "Bob", orders: 0)
+            makeCustomer(background, "2", "Ann", orders: 0)
+            makeCustomer(background, "1", "Ada", orders: 0)
+            makeCustomer(background, "3", "Bob", orders: 0)
             try background.save()
         }
         main.performAndWait { for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) } }
@@ -195,28 +195,28 @@ private func makeUser(_ context: ManagedObjectContext, _ id: String, _ name: Str
     }
 
     @Test func aToOnePathFilterFollowsAMergedChangeOfTheRelatedObject() throws {
-        let (coordinator, main) = try makeRecordsStack()
+        let (coordinator, main) = try makeQueryStack()
         let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         let capture = SaveCapture(background)
         try background.performAndWait {
-            let bob = User(context: background)
+            let bob = Customer(context: background)
             bob.uuid = "2"; bob.name = "Bob"; bob.birthDate = Date()
-            let order = Order(context: background)
+            let order = Purchase(context: background)
             order.title = "o"
             order.user = bob
             try background.save()
         }
         _ = capture.take()
         let results = try main.performAndWait {
-            try Results<Order>(context: main, filterBy: \Order.user?.name == "Ada", sortedBy: [.ascending(\Order.title)])
+            try Results<Purchase>(context: main, filterBy: \Purchase.user?.name == "Ada", sortedBy: [.ascending(\Purchase.title)])
         }
-        var batches: [[Results<Order>.Change.ChangeType]] = []
+        var batches: [[Results<Purchase>.Change.ChangeType]] = []
         main.performAndWait {
             #expect(results.isEmpty)
             results.registerForChanges { batches.append($0.map(\.type)) }
         }
         try background.performAndWait {
-            let bob = try #require(try background.fetch(FetchRequest<User>(\User.uuid == "2", in: background)).first)
+            let bob = try #require(try background.fetch(FetchRequest<Customer>(\Customer.uuid == "2", in: background)).first)
             bob.name = "Ada"
             try background.save()
         }
