@@ -165,6 +165,8 @@ private func randomRows(_ g: inout SplitMixGenerator, count: Int) -> [CustomerRo
             (.contains(\Customer.name, "o"), "name CONTAINS 'o'", []),
             (.contains(\Customer.name, "e", options: [.caseInsensitive, .diacriticInsensitive]), "name CONTAINS[cd] 'e'", []),
             (.like(\Customer.name, "?da*"), "name LIKE '?da*'", []),
+            (\Customer.email < nil, "FALSEPREDICATE", []),    // an order against null holds for nothing
+            (\Customer.email == "u3@x.io", "email == 'u3@x.io'", []),
             (.true, "TRUEPREDICATE", []),
             (.false, "FALSEPREDICATE", []),
         ]
