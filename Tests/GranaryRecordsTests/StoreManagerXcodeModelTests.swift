@@ -73,3 +73,22 @@ final class Badge: ManagedObject, Persistable {
         #expect(counts == (0, 0))
     }
 }
+
+/// The CRUD reads and deletes with key-path predicates and comparison clauses.
+@Suite struct PersistableKeyPathQueryTests {
+    @Test func readsAndDeletesTakeKeyPathPredicatesAndClauses() async throws {
+        let manager = try RecordsTestModel.makeManager()
+        for total in [3.0, 1.0, 5.0, 2.0, 4.0] {
+            try await Order.create(in: manager) { order, _ in order.orderID = Int(total); order.total = total }
+        }
+        let main = manager.mainContext
+        let big = try await main.perform {
+            try Order.get(using: \Order.total >= 3.0, comparisonClauses: [.descending(\Order.total)], from: manager).map(\.orderID)
+        }
+        #expect(big == [5, 4, 3])
+        let deleted = try await Order.delete(from: manager, where: \Order.total >= 2.0, comparisonClauses: [.ascending(\Order.total)], offset: 1)
+        #expect(deleted == 3)
+        let left = try await main.perform { try Order.getAll(comparisonClauses: [.ascending(\Order.orderID)], from: manager).map(\.orderID) }
+        #expect(left == [1, 2])
+    }
+}
