@@ -68,6 +68,23 @@ struct CollectingHandler: LogHandler {
         #expect(throws: RecordsError.self) { try StoreManager(modelNamed: "Nope", registry: registry, location: .inMemory) }
     }
 
+    // The landing page's example, as written (the model registered as an app would at start-up).
+    @Test func theLandingPageExampleRuns() async throws {
+        ModelRegistry.shared.register(RecordsTestModel.model, named: "Shop")
+        let storeURL = RecordsTestModel.scratchDirectory()
+        // snippet: records-store-manager
+        StoreManager.default = try StoreManager(modelNamed: "Shop", location: .directory(storeURL))
+        try await User.create { user, context in
+            user.uuid = "u1"
+            user.address = try Address(entityID: 7, context: context)   // find-or-create by ID
+        }
+        let ada = try User.get(entityID: "u1")                           // on the main context
+        // end-snippet
+        let main = StoreManager.default.mainContext
+        let address = main.performAndWait { ada?.address?.id }
+        #expect(address == 7)
+    }
+
     // The default manager serves calls that name none; without one, the services throw.
     @Test func theDefaultManagerServesCallsThatNameNone() async throws {
         let manager = try RecordsTestModel.makeManager()
