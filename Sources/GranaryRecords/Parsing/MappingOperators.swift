@@ -192,6 +192,19 @@ extension MappedValue {
 
     func toMany<T: Parsable>(_: T.Type, _ value: Any) throws -> [T] {
         let items = value as? [Any] ?? [value]
+        if items.count > 1 {
+            // One IN query for the members' IDs instead of one fetch each; bad members are reported below.
+            var ids: [T.EntityID] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                if let nested = item as? [String: Any] {
+                    if let id = try? map.session.id(of: nested, as: T.self) { ids.append(id) }
+                } else if let id = T.EntityID(jsonValue: item) {
+                    ids.append(id)
+                }
+            }
+            try map.session.prefetch(T.self, ids: ids)
+        }
         var result: [T] = []
         result.reserveCapacity(items.count)
         for (i, item) in items.enumerated() {

@@ -119,7 +119,8 @@ extension Parsable {
 
     /// The import proper, over the elements at `indices`; errors carry the element's index.
     private static func importElements(_ jsonArray: [Any], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
-        let session = ParsingSession(context: context)
+        // The entry points checked that the context had no changes: every pending one is this session's.
+        let session = ParsingSession(context: context, ownsPendingChanges: true)
         var ids: [EntityID] = []
         ids.reserveCapacity(indices.count)
         for i in indices {

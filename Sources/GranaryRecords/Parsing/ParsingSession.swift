@@ -15,8 +15,15 @@ final class ParsingSession {
     private var jsonKeys: [ObjectIdentifier: String] = [:]
     private var formatters: [String: [DateFormatter]] = [:]
     private var depth = 0
+    /// Whether every pending change of the context comes from this session (the `parse` entry points
+    /// require a context without changes): then each object inserted meanwhile is in `objects`, and
+    /// fetches can skip the context's pending inserts instead of matching each against the predicate.
+    private let ownsPendingChanges: Bool
 
-    init(context: ManagedObjectContext) { self.context = context }
+    init(context: ManagedObjectContext, ownsPendingChanges: Bool = false) {
+        self.context = context
+        self.ownsPendingChanges = ownsPendingChanges
+    }
 
     func jsonKey<T: Parsable>(_: T.Type) -> String {
         let k = ObjectIdentifier(T.self)
@@ -71,6 +78,7 @@ final class ParsingSession {
             let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
             var request = T.fetchRequest()
             request.filter = FetchPredicate.key(name).isIn(chunk).node
+            request.includesPendingChanges = !ownsPendingChanges
             for object in try context.fetch(request) { known[AnyHashable(object[keyPath: T.idKeyPath])] = object }
             start += Self.batchSize
         }
@@ -88,6 +96,7 @@ final class ParsingSession {
             var request = T.fetchRequest()
             request.filter = (FetchPredicate.key(name) == id).node
             request.fetchLimit = 1
+            request.includesPendingChanges = !ownsPendingChanges
             if let found = try context.fetch(request).first {
                 objects[k, default: [:]][h] = found
                 return found
