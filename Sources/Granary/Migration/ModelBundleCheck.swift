@@ -88,6 +88,7 @@ public struct ModelBundleCheck: Sendable {
     /// Checks the bundle (or single `.xcdatamodel` package) at `url`, loading each version on its own so
     /// that one that fails still lets the others be checked.
     /// - Parameters:
+    ///   - url: The `.xcdatamodeld` bundle or `.xcdatamodel` package.
     ///   - options: The migration options an app would pass: `mappingModels`, `migrationPolicies`,
     ///     `acknowledgedRemovals`, `allowsUnannouncedRenames` and `steps` are taken into account.
     ///   - classes: As for `XcodeModelBundle(contentsOf:classes:)`.

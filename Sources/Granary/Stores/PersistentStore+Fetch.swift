@@ -32,24 +32,7 @@ extension PersistentStore {
         var fields: [String: FieldInfo] = [:]
         for property in entity.properties {
             guard let column = m.column(forProperty: property.name) else { continue }
-            let kind: FieldKind
-            switch property {
-            case .attribute(let a):
-                switch a.type {
-                case .integer16, .integer32, .integer64: kind = .integer
-                case .double, .float: kind = .double
-                case .decimal: kind = .decimal
-                case .boolean: kind = .bool
-                case .string: kind = .string
-                case .date: kind = .date
-                case .uuid: kind = .uuid
-                case .uri: kind = .uri
-                case .binaryData, .transformable, .undefined: kind = .binary
-                }
-            case .relationship(let r):
-                kind = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)
-            }
-            fields[property.name] = FieldInfo(column: column, kind: kind)
+            fields[property.name] = FieldInfo(column: column, kind: FieldKind(property))
         }
         // Index columns are table columns ("Employee.salary" for a sub-entity's); the planner speaks in
         // the fetched entity's property names. Indexes over columns this entity does not have are skipped.
