@@ -203,3 +203,21 @@ func storedUsers(_ coordinator: PersistentStoreCoordinator) throws -> [String: S
         return result
     }
 }
+
+@Suite struct MappingValuesOutsideParseTests {
+    @Test func aMapOverADirtyContextFindsItsPendingInserts() throws {
+        let (_, _, context) = try makeParsingStack()
+        try context.performAndWait {
+            let pending = PAddress(context: context)
+            pending.id = "a1"
+            let user = PUser(context: context)
+            user.uuid = "u1"
+            let map = MappingValues(json: ["address": "a1", "orders": [1, 2]], context: context)
+            try user.address <- map["address"]
+            try user.orders <- map["orders"]
+            #expect(user.address === pending)       // not a second a1
+            #expect(Set(user.orders.map(\.number)) == [1, 2])
+            #expect(map.context === context)
+        }
+    }
+}

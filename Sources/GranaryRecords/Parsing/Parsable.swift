@@ -13,6 +13,9 @@ import Granary
 ///     }
 /// }
 /// ```
+///
+/// The ID type must be readable from JSON and usable in a fetch (`String`, the integer types, `UUID`):
+/// imports look existing IDs up with `IN` queries.
 public protocol Parsable: Persistable where EntityID: JSONConvertible & PredicateValueConvertible {
     /// The (dotted) key of the ID in the JSON object: `"id"`, `"user.id"`. Defaults to the name of the
     /// property `idKeyPath` names.
