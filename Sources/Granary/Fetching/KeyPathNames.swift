@@ -21,6 +21,15 @@ public enum KeyPathNames {
         KeyPathProbe.components(of: keyPath, entity: entity, model: model)
     }
 
+    /// The property names along a key path rooted at a `ManagedObject` class, probed on the entity the
+    /// class is bound to in the newest live model (as `entity()` finds it); `nil` when the class is bound
+    /// in no live model or the key path goes through no `@Managed` property. For defaults computed without
+    /// a context at hand (GranaryRecords' `Parsable.jsonKey`).
+    public static func components(of keyPath: AnyKeyPath, rootedAt type: ManagedObject.Type) -> [String]? {
+        guard let bound = ModelClassRegistry.entities(for: type).first else { return nil }
+        return KeyPathProbe.components(of: keyPath, entity: bound.entity, model: bound.model)
+    }
+
     /// The property names in a key path description such as `\Employee.manager?.name?`.
     ///
     /// - Parameters:

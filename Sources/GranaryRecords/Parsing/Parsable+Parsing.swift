@@ -1,0 +1,153 @@
+import Foundation
+import Granary
+
+/// The outcome of ``Parsable/parseSkippingInvalid(jsonArray:in:)->_``: the imported objects in input order
+/// and the elements left out, each with the error that excluded it.
+public struct ParseReport<Object: Parsable> {
+    /// One object per imported element, in input order (an ID given twice appears twice, as one object).
+    public var objects: [Object]
+    /// The elements skipped, by index, each with its error (missing ID, unconvertible value, …).
+    public var skipped: [ParsingError]
+    /// The indices of the skipped elements, ascending.
+    public var skippedIndices: [Int] { skipped.compactMap(\.index) }
+}
+
+extension Parsable {
+    /// Imports a JSON array into `context`: each element's object is found by its ID (existing rows are
+    /// updated in place, the rest inserted), then mapped with ``mapValues(from:)``, in array order; an ID
+    /// given twice updates one object and the later element wins. Existing IDs are fetched in `IN`
+    /// queries of at most 1,000 IDs, never one fetch per element. Nothing is saved: one call is one save
+    /// by the caller.
+    ///
+    /// Call it on the context's queue, on a context without unsaved changes (a writer's context). When an
+    /// element fails, **this method rolls the context back** before throwing, so the store and the
+    /// context are as they were.
+    ///
+    /// - Returns: one object per element, in input order.
+    /// - Throws: ``ParsingError`` naming the element's index, the key and the value;
+    ///   `.contextHasUnsavedChanges` (nothing is touched) when the context had changes; fetch errors.
+    @discardableResult
+    public static func parse(jsonArray: [Any], in context: ManagedObjectContext) throws -> [Self] {
+        guard !context.hasChanges else {
+            throw ParsingError(.contextHasUnsavedChanges, entity: String(describing: Self.self))
+        }
+        do {
+            return try importElements(jsonArray, indices: Array(jsonArray.indices), in: context)
+        } catch {
+            context.rollback()
+            throw error
+        }
+    }
+
+    /// Imports one JSON object into `context`, as ``parse(jsonArray:in:)->[Self]`` imports a one-element array.
+    /// - Throws: as ``parse(jsonArray:in:)->[Self]`` (the context is rolled back on failure).
+    @discardableResult
+    public static func parse(json: [String: Any], in context: ManagedObjectContext) throws -> Self {
+        try parse(jsonArray: [json], in: context)[0]
+    }
+
+    /// Imports JSON text (an array of objects, or one object) into `context`, as
+    /// ``parse(jsonArray:in:)->[Self]`` does.
+    /// - Throws: ``ParsingError`` `.invalidJSON` when the data is not JSON or its top level is neither an
+    ///   object nor an array; otherwise as ``parse(jsonArray:in:)->[Self]``.
+    @discardableResult
+    public static func parse(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
+        try parse(jsonArray: decodeTopLevel(jsonData), in: context)
+    }
+
+    /// Imports a JSON array as ``parse(jsonArray:in:)->[Self]`` does, but leaves out the elements that fail
+    /// (a missing or wrong-typed ID, an unconvertible value, a non-object) and reports them. A failing
+    /// element is undone completely: the context is rolled back and the import rerun without it, so no
+    /// half-mapped object is ever saved.
+    ///
+    /// Call it on the context's queue, on a context without unsaved changes.
+    /// - Throws: ``ParsingError`` `.contextHasUnsavedChanges`; fetch errors (the context rolled back).
+    public static func parseSkippingInvalid(jsonArray: [Any], in context: ManagedObjectContext) throws -> ParseReport<Self> {
+        guard !context.hasChanges else {
+            throw ParsingError(.contextHasUnsavedChanges, entity: String(describing: Self.self))
+        }
+        var skipped: [ParsingError] = []
+        var remaining: [Int] = []
+        // Elements whose ID is unusable are known bad before any work.
+        let probe = ParsingSession(context: context)
+        for i in jsonArray.indices {
+            guard let object = jsonArray[i] as? [String: Any] else {
+                skipped.append(ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i]))
+                continue
+            }
+            do {
+                _ = try probe.id(of: object, as: Self.self)
+                remaining.append(i)
+            } catch var error as ParsingError {
+                error.index = i
+                skipped.append(error)
+            }
+        }
+        while true {
+            do {
+                let objects = try importElements(jsonArray, indices: remaining, in: context)
+                return ParseReport(objects: objects, skipped: skipped.sorted { ($0.index ?? 0) < ($1.index ?? 0) })
+            } catch let error as ParsingError where error.index != nil {
+                context.rollback()
+                skipped.append(error)
+                remaining.removeAll { $0 == error.index }
+            } catch {
+                context.rollback()
+                throw error
+            }
+        }
+    }
+
+    /// Imports JSON text as ``parseSkippingInvalid(jsonArray:in:)->_`` does.
+    /// - Throws: ``ParsingError`` `.invalidJSON` for text that is not JSON; as the array form otherwise.
+    public static func parseSkippingInvalid(jsonData: Data, in context: ManagedObjectContext) throws -> ParseReport<Self> {
+        try parseSkippingInvalid(jsonArray: decodeTopLevel(jsonData), in: context)
+    }
+
+    static func decodeTopLevel(_ data: Data) throws -> [Any] {
+        let top: Any
+        do {
+            top = try JSONSerialization.jsonObject(with: data, options: [])
+        } catch {
+            throw ParsingError(.invalidJSON(String(describing: error)), entity: String(describing: Self.self))
+        }
+        if let array = top as? [Any] { return array }
+        if let object = top as? [String: Any] { return [object] }
+        throw ParsingError(.invalidJSON("the top level is neither an array nor an object"), entity: String(describing: Self.self),
+                           value: top)
+    }
+
+    /// The import proper, over the elements at `indices`; errors carry the element's index.
+    private static func importElements(_ jsonArray: [Any], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
+        // The entry points checked that the context had no changes: every pending one is this session's.
+        let session = ParsingSession(context: context, ownsPendingChanges: true)
+        var ids: [EntityID] = []
+        ids.reserveCapacity(indices.count)
+        for i in indices {
+            guard let object = jsonArray[i] as? [String: Any] else {
+                throw ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i])
+            }
+            do {
+                ids.append(try session.id(of: object, as: Self.self))
+            } catch var error as ParsingError {
+                error.index = i
+                throw error
+            }
+        }
+        try session.prefetch(Self.self, ids: ids)
+        var result: [Self] = []
+        result.reserveCapacity(indices.count)
+        for (n, i) in indices.enumerated() {
+            do {
+                let object = try session.object(Self.self, id: ids[n])
+                // Safe: every element was checked to be an object above.
+                try session.map(jsonArray[i] as? [String: Any] ?? [:], onto: object, keyPrefix: "")
+                result.append(object)
+            } catch var error as ParsingError {
+                error.index = i
+                throw error
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Granary
+
+/// The state of one `parse` call: the objects found or created per entity and ID (so an ID is fetched
+/// at most once and never inserted twice), the formatters in use and the nesting depth.
+final class ParsingSession {
+    static let batchSize = 1_000
+    static let depthLimit = 64
+
+    let context: ManagedObjectContext
+    private var objects: [ObjectIdentifier: [AnyHashable: ManagedObject]] = [:]
+    /// IDs whose absence from the store a batch fetch established: a miss there needs no fetch.
+    private var fetched: [ObjectIdentifier: Set<AnyHashable>] = [:]
+    private var idNames: [ObjectIdentifier: String] = [:]
+    private var jsonKeys: [ObjectIdentifier: String] = [:]
+    private var formatters: [String: [DateFormatter]] = [:]
+    private var depth = 0
+    /// Whether every pending change of the context comes from this session (the `parse` entry points
+    /// require a context without changes): then each object inserted meanwhile is in `objects`, and
+    /// fetches can skip the context's pending inserts instead of matching each against the predicate.
+    private let ownsPendingChanges: Bool
+
+    init(context: ManagedObjectContext, ownsPendingChanges: Bool = false) {
+        self.context = context
+        self.ownsPendingChanges = ownsPendingChanges
+    }
+
+    func jsonKey<T: Parsable>(_: T.Type) -> String {
+        let k = ObjectIdentifier(T.self)
+        if let key = jsonKeys[k] { return key }
+        // An empty key is the default's answer when no live model bound the class: the context's has.
+        var key = T.jsonKey
+        if key.isEmpty, let name = try? idName(T.self) { key = name }
+        jsonKeys[k] = key
+        return key
+    }
+
+    private func entityName<T: Parsable>(_: T.Type) -> String {
+        context.model?.entity(for: T.self)?.name ?? String(describing: T.self)
+    }
+
+    private func idName<T: Parsable>(_: T.Type) throws -> String {
+        let k = ObjectIdentifier(T.self)
+        if let name = idNames[k] { return name }
+        guard let model = context.model, let entity = model.entity(for: T.self),
+              let parts = KeyPathNames.components(of: T.idKeyPath, entity: entity, model: model) else {
+            throw ParsingError(.unknownEntity, entity: String(describing: T.self))
+        }
+        let name = parts.joined(separator: ".")
+        idNames[k] = name
+        return name
+    }
+
+    /// The ID of a JSON object, read at `T.jsonKey`.
+    func id<T: Parsable>(of json: [String: Any], as _: T.Type, keyPrefix: String = "") throws -> T.EntityID {
+        let key = jsonKey(T.self)
+        switch JSONLookup(json, key) {
+        case .absent, .null:
+            throw ParsingError(.missingID, entity: entityName(T.self), key: keyPrefix + key)
+        case .value(let v):
+            guard let id = T.EntityID(jsonValue: v) else {
+                throw ParsingError(.invalidID(expected: String(describing: T.EntityID.self)), entity: entityName(T.self),
+                                   key: keyPrefix + key, value: v)
+            }
+            return id
+        }
+    }
+
+    /// Fetches the objects of these IDs that exist (pending inserts included), ≤ `batchSize` IDs a query.
+    func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID]) throws {
+        let k = ObjectIdentifier(T.self)
+        var known = objects[k] ?? [:]
+        var wanted: [T.EntityID] = []
+        var seen = Set<T.EntityID>()
+        for id in ids where known[AnyHashable(id)] == nil && seen.insert(id).inserted { wanted.append(id) }
+        guard !wanted.isEmpty else { return }
+        let name = try idName(T.self)
+        var start = 0
+        while start < wanted.count {
+            let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
+            var request = T.fetchRequest()
+            request.filter = FetchPredicate.key(name).isIn(chunk).node
+            request.includesPendingChanges = !ownsPendingChanges
+            for object in try context.fetch(request) { known[AnyHashable(object[keyPath: T.idKeyPath])] = object }
+            start += Self.batchSize
+        }
+        objects[k] = known
+        fetched[k, default: []].formUnion(wanted.map { AnyHashable($0) })
+    }
+
+    /// The object with this ID: from this call, from the store (pending inserts included) or new.
+    func object<T: Parsable>(_: T.Type, id: T.EntityID) throws -> T {
+        let k = ObjectIdentifier(T.self)
+        let h = AnyHashable(id)
+        if let found = objects[k]?[h] as? T { return found }
+        if fetched[k]?.contains(h) != true {
+            let name = try idName(T.self)
+            var request = T.fetchRequest()
+            request.filter = (FetchPredicate.key(name) == id).node
+            request.fetchLimit = 1
+            request.includesPendingChanges = !ownsPendingChanges
+            if let found = try context.fetch(request).first {
+                objects[k, default: [:]][h] = found
+                return found
+            }
+        }
+        guard let entity = context.model?.entity(for: T.self) else {
+            throw ParsingError(.unknownEntity, entity: String(describing: T.self))
+        }
+        let created = T(entity: entity, insertInto: context)
+        created[keyPath: T.idKeyPath] = id
+        objects[k, default: [:]][h] = created
+        return created
+    }
+
+    /// Finds or creates the object a JSON object names, then maps the JSON onto it.
+    func upsert<T: Parsable>(_: T.Type, json: [String: Any], keyPrefix: String) throws -> T {
+        let id = try self.id(of: json, as: T.self, keyPrefix: keyPrefix)
+        let object = try self.object(T.self, id: id)
+        try map(json, onto: object, keyPrefix: keyPrefix)
+        return object
+    }
+
+    func map<T: Parsable>(_ json: [String: Any], onto object: T, keyPrefix: String) throws {
+        guard depth < Self.depthLimit else {
+            throw ParsingError(.nestingTooDeep(limit: Self.depthLimit), entity: entityName(T.self), key: keyPrefix)
+        }
+        depth += 1
+        defer { depth -= 1 }
+        try object.mapValues(from: MappingValues(json: json, session: self, keyPrefix: keyPrefix, entityName: entityName(T.self)))
+    }
+
+    /// The relationship target a JSON value names: a nested object (upserted and mapped) or a bare ID (a
+    /// stub, or the existing object).
+    func target<T: Parsable>(_: T.Type, from value: Any, key: String, map: MappingValues) throws -> T {
+        if let nested = value as? [String: Any] {
+            return try upsert(T.self, json: nested, keyPrefix: map.keyPrefix + key + ".")
+        }
+        guard JSONScalar(value).isScalar else {
+            throw map.error(.notAnObject, key: key, value: value)
+        }
+        guard let id = T.EntityID(jsonValue: value) else {
+            throw map.error(.invalidID(expected: String(describing: T.EntityID.self)), key: key, value: value)
+        }
+        return try object(T.self, id: id)
+    }
+
+    /// Formatters for a list of date formats, POSIX locale, in `timeZone`; made once per call.
+    func dateFormatters(_ formats: [String], timeZone: TimeZone) -> [DateFormatter] {
+        let cacheKey = timeZone.identifier + "\u{1}" + formats.joined(separator: "\u{1}")
+        if let made = formatters[cacheKey] { return made }
+        let made = formats.map { format in
+            let f = DateFormatter()
+            f.locale = Locale(identifier: "en_US_POSIX")
+            f.timeZone = timeZone
+            f.dateFormat = format
+            return f
+        }
+        formatters[cacheKey] = made
+        return made
+    }
+}
+
+extension JSONScalar {
+    var isScalar: Bool { if case .other = self { false } else { true } }
+}
