@@ -12,7 +12,7 @@ import Granary
 ///     static var idKeyPath: ReferenceWritableKeyPath<User, String> { \.uuid }
 /// }
 /// ```
-public protocol Persistable: ManagedObject {
+public protocol Persistable: ManagedObject, FindOrCreatable {
     /// The type of the ID: a string, an integer or a UUID, as the ID attribute stores it.
     associatedtype EntityID: Hashable & Sendable
     /// The `@Managed` property that holds the object's ID.

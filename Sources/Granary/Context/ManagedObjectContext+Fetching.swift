@@ -135,6 +135,9 @@ extension ManagedObjectContext {
         }
         let inMemory = !window || unlowered != nil || fetch.limit == nil && (request.fetchLimit > 0 || request.fetchOffset > 0)
         if inMemory {
+            // The store has already skipped the rows of an offset it was given (an offset without a
+            // limit): skipping them again here dropped as many objects more.
+            local.fetchOffset = max(0, local.fetchOffset - fetch.offset)
             objects = try applyInMemory(local, to: objects, entity: fetch.entity, unlowered: unlowered)
         }
         if request.fetchBatchSize > 0 { BatchFaulter.attach(objects, batchSize: request.fetchBatchSize, context: self) }
