@@ -1,7 +1,7 @@
 import Foundation
 import Granary
 
-/// The outcome of ``Parsable/parseSkippingInvalid(jsonArray:in:)``: the imported objects in input order
+/// The outcome of ``Parsable/parseSkippingInvalid(jsonArray:in:)->_``: the imported objects in input order
 /// and the elements left out, each with the error that excluded it.
 public struct ParseReport<Object: Parsable> {
     /// One object per imported element, in input order (an ID given twice appears twice, as one object).
@@ -39,23 +39,23 @@ extension Parsable {
         }
     }
 
-    /// Imports one JSON object into `context`, as ``parse(jsonArray:in:)`` imports a one-element array.
-    /// - Throws: as ``parse(jsonArray:in:)`` (the context is rolled back on failure).
+    /// Imports one JSON object into `context`, as ``parse(jsonArray:in:)->[Self]`` imports a one-element array.
+    /// - Throws: as ``parse(jsonArray:in:)->[Self]`` (the context is rolled back on failure).
     @discardableResult
     public static func parse(json: [String: Any], in context: ManagedObjectContext) throws -> Self {
         try parse(jsonArray: [json], in: context)[0]
     }
 
     /// Imports JSON text (an array of objects, or one object) into `context`, as
-    /// ``parse(jsonArray:in:)`` does.
+    /// ``parse(jsonArray:in:)->[Self]`` does.
     /// - Throws: ``ParsingError`` `.invalidJSON` when the data is not JSON or its top level is neither an
-    ///   object nor an array; otherwise as ``parse(jsonArray:in:)``.
+    ///   object nor an array; otherwise as ``parse(jsonArray:in:)->[Self]``.
     @discardableResult
     public static func parse(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
         try parse(jsonArray: decodeTopLevel(jsonData), in: context)
     }
 
-    /// Imports a JSON array as ``parse(jsonArray:in:)`` does, but leaves out the elements that fail
+    /// Imports a JSON array as ``parse(jsonArray:in:)->[Self]`` does, but leaves out the elements that fail
     /// (a missing or wrong-typed ID, an unconvertible value, a non-object) and reports them. A failing
     /// element is undone completely: the context is rolled back and the import rerun without it, so no
     /// half-mapped object is ever saved.
@@ -98,7 +98,7 @@ extension Parsable {
         }
     }
 
-    /// Imports JSON text as ``parseSkippingInvalid(jsonArray:in:)`` does.
+    /// Imports JSON text as ``parseSkippingInvalid(jsonArray:in:)->_`` does.
     /// - Throws: ``ParsingError`` `.invalidJSON` for text that is not JSON; as the array form otherwise.
     public static func parseSkippingInvalid(jsonData: Data, in context: ManagedObjectContext) throws -> ParseReport<Self> {
         try parseSkippingInvalid(jsonArray: decodeTopLevel(jsonData), in: context)
