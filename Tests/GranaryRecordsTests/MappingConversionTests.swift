@@ -176,4 +176,24 @@ import Testing
         #expect(ran)
         #expect(MappingValues(json: ["n": NSNull()], context: context)["n"].isNull)
     }
+
+    /// Values as `JSONSerialization` hands them over (`NSNumber`s on Linux) convert as Swift values do.
+    @Test func valuesFromJSONSerialization() throws {
+        let text = #"{"t": true, "f": false, "one": 1, "frac": 3.7, "whole": 4.0, "big": 9007199254740993, "neg": -2}"#
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let m = map(json)
+        var b = false, i = 0, s = "", d = 0.0, i64 = Int64(0)
+        try b <- m["t"]; #expect(b)
+        try b <- m["f"]; #expect(!b)
+        try b <- m["one"]; #expect(b)
+        try i <- m["whole"]; #expect(i == 4)
+        try i <- m["neg"]; #expect(i == -2)
+        try s <- m["one"]; #expect(s == "1")
+        try d <- m["frac"]; #expect(d == 3.7)
+        try i64 <- m["big"]; #expect(i64 == 9_007_199_254_740_993)
+        #expect(throws: ParsingError.self) { try i <- m["frac"] }
+        #expect(throws: ParsingError.self) { try i <- m["t"] }
+        #expect(throws: ParsingError.self) { try s <- m["t"] }
+        #expect(i == -2 && s == "1")
+    }
 }
