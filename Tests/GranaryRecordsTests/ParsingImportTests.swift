@@ -77,9 +77,9 @@ import Testing
     }
 
     @Test func jsonKeyDefaultsToTheIDPropertyAndMayBeCustomOrDotted() throws {
-        #expect(PUser.jsonKey == "uuid")
-        #expect(POrder.jsonKey == "id")
         let (_, _, context) = try makeParsingStack()
+        #expect(PUser.jsonKey == "uuid")     // read from the live model the class is bound to
+        #expect(POrder.jsonKey == "id")
         try context.performAndWait {
             let events = try PEvent.parse(jsonArray: [["meta": ["id": 7], "title": "Launch"], ["meta": ["id": "7"], "title": "Again"]], in: context)
             #expect(events.count == 2 && events[0] === events[1])

@@ -18,7 +18,8 @@ import Granary
 /// imports look existing IDs up with `IN` queries.
 public protocol Parsable: Persistable where EntityID: JSONConvertible & PredicateValueConvertible {
     /// The (dotted) key of the ID in the JSON object: `"id"`, `"user.id"`. Defaults to the name of the
-    /// property `idKeyPath` names.
+    /// property `idKeyPath` names; that default is read from a live model the class is bound to, and is
+    /// empty while there is none (an import then takes the name from its context's model).
     static var jsonKey: String { get }
     /// Copies the JSON object's values into the receiver. Called after the ID is set, on the context's
     /// queue; the object is the existing one for its ID or a new one.
@@ -29,6 +30,6 @@ public protocol Parsable: Persistable where EntityID: JSONConvertible & Predicat
 
 extension Parsable {
     public static var jsonKey: String {
-        KeyPathNames.components(of: idKeyPath, rootedAt: Self.self)?.joined(separator: ".") ?? "id"
+        KeyPathNames.components(of: idKeyPath, rootedAt: Self.self)?.joined(separator: ".") ?? ""
     }
 }

@@ -28,7 +28,9 @@ final class ParsingSession {
     func jsonKey<T: Parsable>(_: T.Type) -> String {
         let k = ObjectIdentifier(T.self)
         if let key = jsonKeys[k] { return key }
-        let key = T.jsonKey
+        // An empty key is the default's answer when no live model bound the class: the context's has.
+        var key = T.jsonKey
+        if key.isEmpty, let name = try? idName(T.self) { key = name }
         jsonKeys[k] = key
         return key
     }
