@@ -33,8 +33,10 @@ extension Persistable {
     }
 
     /// Deletes this object on the writer (found there by its ID).
-    /// - Parameter complete: On the main context, success or the error (`RecordsError.objectNotFound`
-    ///   when it was not in the store).
+    /// - Parameters:
+    ///   - store: The manager whose writer deletes it; `StoreManager.default` when nil.
+    ///   - complete: On the main context, success or the error (`RecordsError.objectNotFound`
+    ///     when it was not in the store).
     public func delete(from store: StoreManager? = nil, complete: (@Sendable (Result<Void, any Error>) -> Void)? = nil) {
         let ids = [objectID]
         let manager: StoreManager
@@ -102,7 +104,9 @@ extension Persistable {
 
 extension Collection where Element: Persistable {
     /// Deletes these objects on the writer, in one save.
-    /// - Parameter complete: On the main context, how many were deleted, or the error.
+    /// - Parameters:
+    ///   - store: The manager whose writer deletes them; `StoreManager.default` when nil.
+    ///   - complete: On the main context, how many were deleted, or the error.
     public func delete(from store: StoreManager? = nil, complete: (@Sendable (Result<Int, any Error>) -> Void)? = nil) {
         let ids = map(\.objectID)
         let manager: StoreManager

@@ -115,6 +115,10 @@ public final class StoreManager: Sendable {
     ///   - url: The model file.
     ///   - name: Names the store; the file's name without extension when nil.
     ///   - classes: The classes of the entities, by entity name (your `Persistable` classes).
+    ///   - location: Where the store lives.
+    ///   - options: `recreatesIncompatibleStore` to recreate a store migration cannot bring forward.
+    ///   - persistableTypes: `Persistable` classes to check beyond those the model binds.
+    ///   - handleMigration: Called after a store was recreated.
     /// - Throws: `RecordsError.storeFailed` (the model unreadable, the store not opened), and what
     ///   `init(stack:persistableTypes:)` throws.
     public convenience init(modelAt url: URL, name: String? = nil, classes: [String: ManagedObject.Type] = [:],
