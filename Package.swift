@@ -47,6 +47,7 @@ let package = Package(
             dependencies: [
                 "GranaryStorage",
                 "Granary",
+                "GranaryRecords",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -36,6 +36,7 @@ struct Demo: ParsableCommand {
         if fresh {
             try? FileManager.default.removeItem(at: url)
             try? FileManager.default.removeItem(at: url.deletingLastPathComponent().appendingPathComponent("Library.granary"))
+            try? FileManager.default.removeItem(at: url.deletingLastPathComponent().appendingPathComponent("Members.granary"))
         }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         print("Granary demo")
@@ -43,6 +44,7 @@ struct Demo: ParsableCommand {
         let library = url.deletingLastPathComponent().appendingPathComponent("Library.granary")
         try ObjectGraphDemo.run(store: library)
         try MigrationDemo.run(copying: library)
+        try RecordsDemo.run(store: url.deletingLastPathComponent().appendingPathComponent("Members.granary"))
         print("Storage engine (module GranaryStorage), store \(url.lastPathComponent)")
 
         var engine = try step("open (recover log + snapshot)") { try Engine.open(.directory(url)) }
