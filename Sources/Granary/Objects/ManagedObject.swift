@@ -387,13 +387,22 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         }
     }
 
-    /// Takes one ID out of a to-many relationship, if it is there.
+    /// Takes one ID out of a to-many relationship, if it is there, keeping its member set up to date:
+    /// an import that moves objects between owners adds and removes in turn, and dropping the set on
+    /// each removal would rebuild it on each addition.
     func removeID(_ id: ManagedObjectID, at i: Int) {
+        fireFaultIfNeeded()
+        var members = memberSets.removeValue(forKey: i)
+        keepsMemberSets = true
+        defer { keepsMemberSets = false }
         mutateIDs(at: i) { ids in
+            if let known = members, !known.contains(id) { return false }
             guard let k = ids.firstIndex(of: id) else { return false }
             ids.remove(at: k)
+            members?.remove(id)
             return true
         }
+        if let members { memberSets[i] = members }
     }
 
     // MARK: Faulting
