@@ -21,7 +21,8 @@ extension ManagedObjectContext {
     /// imports' to-many sets and overwrite the first import's values with the second's defaults.
     ///
     /// Call it on the context's queue, on a context without unsaved changes. `body` may run more than
-    /// once, so it must change nothing outside the context.
+    /// once, so it must change nothing outside the context. Only saves that reach the store meet other
+    /// contexts' saves: on a child context, a conflict shows when the parent saves, not here.
     /// - Parameters:
     ///   - attempts: How many times `body` may run before a conflict is given up on (at least 1).
     ///   - body: The import, e.g. `{ try User.parse(jsonArray: json, in: context) }`.
@@ -42,6 +43,7 @@ extension ManagedObjectContext {
             do {
                 let value = try body()
                 try save()
+                RecordsLog.verbose("saved an import" + (attempt > 1 ? " at attempt \(attempt)" : ""))
                 return value
             } catch let error as ContextError where attempt < attempts && Self.isConcurrentSave(error) {
                 RecordsLog.verbose("an import met another context's save (\(error)); importing again, attempt \(attempt + 1) of \(attempts)")
