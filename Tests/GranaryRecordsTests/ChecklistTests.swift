@@ -185,5 +185,11 @@ import Testing
             }
         }
         #expect(outcome == ["c/", "a/", "b/again", "c/", "true 4", "true"])
+        // An empty array: an empty result, through the same path (the seed answered it synchronously).
+        let empty: Int = await withCheckedContinuation { continuation in
+            User.parse(jsonArray: [], in: manager) { continuation.resume(returning: (try? $0.get())?.count ?? -1) }
+        }
+        #expect(empty == 0)
+        #expect(try await User.parse(jsonArray: [], in: manager).isEmpty)
     }
 }
