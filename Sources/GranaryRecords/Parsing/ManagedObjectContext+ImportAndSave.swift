@@ -93,6 +93,6 @@ extension Parsable {
     @discardableResult
     public static func parseAndSave(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
         let elements = try decodeTopLevel(jsonData)
-        return try context.importAndSave { try parse(jsonArray: elements, in: context) }
+        return try context.importAndSave { try parse(nodes: elements, in: context) }
     }
 }
