@@ -4,6 +4,18 @@ import Granary
 import PropertyBased
 import Testing
 
+/// A class with a `Date` read by plain `<-`, to import date-times through the whole path (reader, node,
+/// conversion).
+final class StampedRecord: ManagedObject, Parsable {
+    @Managed var key: Int
+    @Managed var at: Date?
+    static var idKeyPath: ReferenceWritableKeyPath<StampedRecord, Int> { \.key }
+
+    func mapValues(from map: MappingValues) throws {
+        try at <- map["at"]
+    }
+}
+
 /// The ISO 8601 fast path against Foundation's parser: the same instant for every date-time it reads,
 /// nil for everything else, and the `Date` conversion (fast path, then Foundation) accepting exactly what
 /// Foundation accepts.
@@ -35,6 +47,9 @@ import Testing
 
     static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
+    /// Fractions a Double holds exactly: Foundation reads them exactly, and so must the fast path.
+    static let exactFractions = ["5", "25", "75", "125", "0625", "5000", "500000000", "000000000", "0"]
+
     /// A random date-time between 1900 and 2200 in a random zone, with its instant: whole seconds since 1970
     /// and the fraction's digits.
     static func randomStamp(_ g: inout SplitMixGenerator) -> (text: String, seconds: Int, fraction: String) {
@@ -45,7 +60,9 @@ import Testing
                                         from: Date(timeIntervalSince1970: TimeInterval(seconds + offsetMinutes * 60)))
         var text = String(local.year!) + "-" + twoDigits(local.month!) + "-" + twoDigits(local.day!) + "T"
             + twoDigits(local.hour!) + ":" + twoDigits(local.minute!) + ":" + twoDigits(local.second!)
-        let fraction = (0..<Int.random(in: 0...9, using: &g)).map { _ in String(Int.random(in: 0...9, using: &g)) }.joined()
+        let fraction = Int.random(in: 0..<5, using: &g) == 0
+            ? exactFractions.randomElement(using: &g)!
+            : (0..<Int.random(in: 0...9, using: &g)).map { _ in String(Int.random(in: 0...9, using: &g)) }.joined()
         if !fraction.isEmpty { text += "." + fraction }
         let sign = offsetMinutes < 0 ? "-" : "+"
         let (h, m) = (twoDigits(abs(offsetMinutes) / 60), twoDigits(abs(offsetMinutes) % 60))
@@ -65,9 +82,10 @@ import Testing
                 let (text, seconds, fraction) = Self.randomStamp(&g)
                 let fast = try #require(ISO8601Text.date(text), "seed \(seed): \(text)")
                 let theirs = try #require(Self.foundation(text), "seed \(seed): Foundation refuses \(text)")
-                if fraction.isEmpty {
+                if fraction.isEmpty || Self.exactFractions.contains(fraction) {
                     #expect(fast == theirs, "seed \(seed): \(text) \(fast.timeIntervalSince1970) \(theirs.timeIntervalSince1970)")
-                    #expect(fast.timeIntervalSince1970 == TimeInterval(seconds), "seed \(seed): \(text)")
+                    let exact = Date(timeIntervalSinceReferenceDate: TimeInterval(seconds - 978_307_200) + (fraction.isEmpty ? 0 : Double("0." + fraction)!))
+                    #expect(fast == exact, "seed \(seed): \(text)")
                 } else {
                     #expect(abs(fast.timeIntervalSince(theirs)) <= 1e-6,
                             "seed \(seed): \(text) \(fast.timeIntervalSince1970) \(theirs.timeIntervalSince1970)")
@@ -119,14 +137,47 @@ import Testing
         }
     }
 
+    /// The forms the fast path reads.
+    static let read: [String] = [
+        "2026-01-02T03:04:05Z", "2026-01-02T03:04:05z", "2026-01-02T03:04:05+01:00", "2026-01-02T03:04:05+0100",
+        "2026-01-02T03:04:05+01", "2026-01-02T03:04:05-00:00", "2026-01-02T03:04:05+18:00", "2026-01-02T03:04:05-1800",
+        "2026-01-02T03:04:05-05:45", "2026-01-02T03:04:05.5Z", "2026-01-02T03:04:05.123456789+05:30", "2000-02-29T00:00:00Z",
+        "1900-01-01T00:00:00Z", "2199-12-31T23:59:59Z", "1969-12-31T23:59:59.999Z", "1583-01-01T00:00:00Z",
+    ]
+
     @Test func theFormsItReadsAreFoundations() throws {
-        for text in ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05z", "2026-01-02T03:04:05+01:00", "2026-01-02T03:04:05+0100",
-                     "2026-01-02T03:04:05+01", "2026-01-02T03:04:05-00:00", "2026-01-02T03:04:05+18:00", "2026-01-02T03:04:05-1800",
-                     "2026-01-02T03:04:05-05:45", "2026-01-02T03:04:05.5Z", "2026-01-02T03:04:05.123456789+05:30", "2000-02-29T00:00:00Z",
-                     "1900-01-01T00:00:00Z", "2199-12-31T23:59:59Z", "1969-12-31T23:59:59.999Z"] {
+        for text in Self.read {
             let fast = try #require(ISO8601Text.date(text), "\(text)")
             let theirs = try #require(Self.foundation(text), "\(text)")
             #expect(abs(fast.timeIntervalSince(theirs)) <= 1e-6, "\(text): \(fast.timeIntervalSince1970) \(theirs.timeIntervalSince1970)")
+        }
+    }
+
+    @Test func importsConvertDateTimesAsFoundationDoes() throws {
+        let model = try ManagedObjectModel(version: "iso8601-1") {
+            Entity("StampedRecord", as: StampedRecord.self) {
+                Attribute("key", .integer64)
+                Attribute("at", .date, optional: true)
+                Unique("key")
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory, at: nil)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let texts = Self.read + Self.refused
+        let data = try JSONSerialization.data(withJSONObject: texts.enumerated().map { ["key": $0, "at": $1] })
+        try context.performAndWait {
+            let report = try StampedRecord.parseSkippingInvalid(jsonData: data, in: context)
+            let imported = Dictionary(uniqueKeysWithValues: report.objects.map { ($0.key, $0.at) })
+            for (i, text) in texts.enumerated() {
+                if let theirs = Self.foundation(text) {
+                    let at = imported[i] ?? nil
+                    #expect(at.map { abs($0.timeIntervalSince(theirs)) <= 1e-6 } == true, "\(text): \(String(describing: at)), Foundation \(theirs)")
+                } else {
+                    #expect(report.skippedIndices.contains(i), "\(text) imported as \(String(describing: imported[i]))")
+                }
+            }
+            context.rollback()
         }
     }
 

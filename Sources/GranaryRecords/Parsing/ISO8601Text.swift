@@ -76,8 +76,7 @@ enum ISO8601Text {
         }
         guard index == s.count else { return nil }
         let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second - offset
-        // Counted from 2001, as `Date` stores it: the fraction is rounded once, to what a `Date` can hold.
-        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + fraction)
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

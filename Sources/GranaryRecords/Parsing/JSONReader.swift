@@ -6,7 +6,7 @@ import Foundation
 /// `NSNumber`s and `NSDictionary`s that must be bridged again on every read. Text in UTF-16 or UTF-32
 /// (a byte-order mark, or a zero among the first bytes) is converted to UTF-8 first, and read the same way:
 /// handing it to `JSONSerialization` instead gave other values for the same document (strings lose a
-/// leading U+FEFF, long numbers are a few ulps off, trailing commas pass).
+/// U+FEFF, long numbers are a few ulps off, trailing commas pass).
 struct JSONReader {
     /// How deep arrays and objects may nest: deeper text is refused, not read by unbounded recursion.
     static let depthLimit = 512
