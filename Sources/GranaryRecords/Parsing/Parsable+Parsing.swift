@@ -1,5 +1,5 @@
 import Foundation
-import Granary
+@_spi(GranaryRecords) import Granary
 
 /// The outcome of ``Parsable/parseSkippingInvalid(jsonArray:in:)->_``: the imported objects in input order
 /// and the elements left out, each with the error that excluded it.
@@ -132,6 +132,11 @@ extension Parsable {
     private static func importElements(_ jsonArray: [JSONNode], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
         // The entry points checked that the context had no changes: every pending one is this session's.
         let session = ParsingSession(context: context, ownsPendingChanges: true)
+        // Values the store already holds are not changes: re-importing them saves nothing and tells no
+        // observer of an update.
+        let ignored = context.ignoresUnchangedWrites
+        context.ignoresUnchangedWrites = true
+        defer { context.ignoresUnchangedWrites = ignored }
         var ids: [EntityID] = []
         ids.reserveCapacity(indices.count)
         for i in indices {
