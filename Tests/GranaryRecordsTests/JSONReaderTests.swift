@@ -459,7 +459,7 @@ import Testing
 
     @Test func failuresNameWhereTheyAre() throws {
         let cases: [(String, Int)] = [
-            ("[1,]", 3), (#"{"a" 1}"#, 5), ("[1] x", 4), ("01", 1), ("", 0), ("[1, 2", 5), ("1e400", 0),
+            ("[1,]", 3), (#"{"a" 1}"#, 5), ("[1] x", 4), (#"["\x"]"#, 2), (#"["a\n\'"]"#, 5), ("01", 1), ("", 0), ("[1, 2", 5), ("1e400", 0),
             (#"["\ud800x"]"#, 8), ("[\"a\u{1}\"]", 3), (String(repeating: "[", count: 600), JSONReader.depthLimit),
         ]
         for (text, offset) in cases {
@@ -558,6 +558,46 @@ import Testing
                 #expect(!context.hasChanges)
             }
         }
+    }
+
+    @Test func everyImportEntryPointNamesTheByte() async throws {
+        let cases: [(String, Int)] = [
+            ("[1,]", 3), (#"{"uuid": "#, 9), (#"[{"uuid": "u1"}] x"#, 17), (#"[{"uuid": "u1", "name": 1e400}]"#, 24), (#"[{"uuid": "u\x"}]"#, 12),
+        ]
+        func expectInvalid(_ body: () async throws -> Void, _ offset: Int, _ label: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+            do {
+                try await body()
+                Issue.record("\(label): imported", sourceLocation: sourceLocation)
+            } catch let error as ParsingError {
+                guard case .invalidJSON(let detail) = error.reason else {
+                    Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
+                    return
+                }
+                #expect(detail.hasSuffix("at byte \(offset)"), "\(label): \(detail)", sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(label): \(error)", sourceLocation: sourceLocation)
+            }
+        }
+        let (_, _, context) = try makeParsingStack()
+        let store = try RecordsTestModel.makeManager()
+        for (text, offset) in cases {
+            let data = Data(text.utf8)
+            await expectInvalid({ try context.performAndWait { _ = try PUser.parse(jsonData: data, in: context) } }, offset, "parse \(text)")
+            await expectInvalid({ try context.performAndWait { _ = try PUser.parseSkippingInvalid(jsonData: data, in: context) } }, offset,
+                                "parseSkippingInvalid \(text)")
+            await expectInvalid({ try context.performAndWait { _ = try PUser.parseAndSave(jsonData: data, in: context) } }, offset,
+                                "parseAndSave \(text)")
+            await expectInvalid({ _ = try await User.parse(jsonData: data, in: store) }, offset, "StoreManager async \(text)")
+            await expectInvalid({
+                let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, any Error>, Never>) in
+                    User.parse(jsonData: data, in: store) { result in continuation.resume(returning: result.map { _ in () }) }
+                }
+                _ = try result.get()
+            }, offset, "StoreManager closure \(text)")
+        }
+        let stored = try store.mainContext.performAndWait { try store.mainContext.fetch(FetchRequest<User>()).count }
+        #expect(stored == 0)
+        context.performAndWait { #expect(!context.hasChanges) }
     }
 
     @Test func importsReadWhatTheReaderReads() throws {

@@ -187,7 +187,8 @@ struct JSONReader {
                 case UInt8(ascii: "r"): scratch.append(0x0D)
                 case UInt8(ascii: "t"): scratch.append(0x09)
                 case UInt8(ascii: "u"): try unicodeEscape()
-                default: throw failure("unknown escape '\\\(Character(Unicode.Scalar(escaped)))'")
+                // At the backslash.
+                default: throw Failure(message: "unknown escape '\\\(Character(Unicode.Scalar(escaped)))'", offset: position - 2)
                 }
             default:
                 if byte < 0x20 { throw failure("a control character inside a string") }
