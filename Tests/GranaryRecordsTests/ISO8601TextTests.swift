@@ -119,10 +119,10 @@ final class StampedRecord: ManagedObject, Parsable {
         "20260102T030405Z", "2026-1-02T03:04:05Z", "2026-01-02T03:04:05+1:00", "2026-01-02T03:04:05+01:0", "2026-01-02T03:04:05+010",
         "2026-01-02T03:04:05+01:", "2026-01-02T03:04:05+", "2026-01-02T03:04:05+01:60", "2026-01-02T03:04:05+24:00",
         "2026-01-02T03:04:05+18:01", "2026-01-02T03:04:05-19:00", "2026-01-02T03:04:05+23:59", "2026-01-02t03:04:05Z",
-"2026-01-02T03:04:05,5Z", "2026-01-02T03:04:05.1234567891Z", "2026-01-02T03:04:05.123456789123Z",
+        "2026-01-02T03:04:05,5Z", "2026-01-02T03:04:05.1234567891Z", "2026-01-02T03:04:05.123456789123Z",
         "２０２６-01-02T03:04:05Z", "2026-01-02T03:04:0５Z", "2026-01-02T03:04:05−01:00", "", "Z", "2026", "2026-01-02",
         "-2026-01-02T03:04:05Z", "+2026-01-02T03:04:05Z", "12026-01-02T03:04:05Z", "2026/01/02T03:04:05Z", "2026-01-02T03-04-05Z",
-        // Julian in Foundation's calendar.
+        // Julian in Foundation's calendar (the first found by theFastPathNeverReadsWhatFoundationRefuses).
         "0001-01-01T00:00:00Z", "0094-03-11T06:11:39.59900+16:48", "1000-06-15T12:00:00+02:00", "1582-10-04T23:59:59Z",
         "1582-10-15T00:00:00Z", "1582-12-31T23:59:59.5Z",
     ]
@@ -199,11 +199,6 @@ final class StampedRecord: ManagedObject, Parsable {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
             try Self.damageAndCompare(seed: seed, context)
         }
-    }
-
-    @Test func damagedDateTimesFoundBefore() throws {
-        let context = try Self.makeContext()
-        for seed in [5_350_289_655_568_304_724] { try Self.damageAndCompare(seed: seed, context) }
     }
 
     /// A random date-time with one or two characters changed, removed or inserted, read both ways.

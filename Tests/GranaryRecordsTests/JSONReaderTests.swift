@@ -373,7 +373,7 @@ import Testing
         #expect(throws: JSONReader.Failure.self) { try JSONReader.read(Data([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF, 0x31])) }
     }
 
-    @Test func utf16TextReadsThroughTheFallback() throws {
+    @Test func utf16AndUTF32TextReadsAsItsUTF8Form() throws {
         var g = SplitMixGenerator(seed: 16)
         for round in 0..<40 {
             let value = Self.document(&g)
@@ -406,7 +406,7 @@ import Testing
 
     // MARK: Malformed input
 
-    /// Malformed documents, each with a label; the comment says why where it is not plain.
+    /// Malformed documents, each with a label.
     static let malformed: [(String, [UInt8])] = {
         var cases: [(String, String)] = [
             ("empty", ""), ("only spaces", " \n\t "),
