@@ -373,6 +373,14 @@ import Testing
         #expect(throws: JSONReader.Failure.self) { try JSONReader.read(Data([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF, 0x31])) }
     }
 
+    @Test func aSliceOfDataReads() throws {
+        // Data that does not start at index 0, as a slice of a larger buffer.
+        let whole = Data("xyz[1, \"é\"]".utf8) + Data([0xFE, 0xFF, 0x00, 0x5B, 0x00, 0x32, 0x00, 0x5D])
+        #expect(Self.same(try JSONReader.read(whole[3..<12]), .array([.int(1), .string("é")])))
+        #expect(Self.same(try JSONReader.read(whole[12...]), .array([.int(2)])))
+        #expect(throws: JSONReader.Failure.self) { try JSONReader.read(whole[3..<11]) }
+    }
+
     @Test func utf16AndUTF32TextReadsAsItsUTF8Form() throws {
         var g = SplitMixGenerator(seed: 16)
         for round in 0..<40 {
