@@ -132,6 +132,7 @@ extension Parsable {
     private static func importElements(_ jsonArray: [JSONNode], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
         // The entry points checked that the context had no changes: every pending one is this session's.
         let session = ParsingSession(context: context, ownsPendingChanges: true)
+        session.elements = indices.count == jsonArray.count ? jsonArray : indices.map { jsonArray[$0] }
         // Values the store already holds are not changes: re-importing them saves nothing and tells no
         // observer of an update.
         let ignored = context.ignoresUnchangedWrites

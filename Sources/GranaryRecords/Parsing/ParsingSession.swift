@@ -34,6 +34,11 @@ final class ParsingSession {
     private var idNames: [ObjectIdentifier: String] = [:]
     private var jsonKeys: [ObjectIdentifier: String] = [:]
     private var formatters: [String: [DateFormatter]] = [:]
+    /// The call's top-level elements, so that a relationship met in one element can have its targets
+    /// fetched for all of them at once.
+    var elements: [JSONNode] = []
+    /// Top-level keys whose targets were fetched across `elements`, per class.
+    private var prefetchedKeys: Set<String> = []
     private var depth = 0
     /// Whether every pending change of the context comes from this session (the `parse` entry points
     /// require a context without changes): then each object inserted meanwhile is in `objects`, and
@@ -161,7 +166,32 @@ final class ParsingSession {
         guard let id = value.converted(to: T.EntityID.self) else {
             throw map.error(.invalidID(expected: String(describing: T.EntityID.self)), key: key, value: value)
         }
+        if map.keyPrefix.isEmpty && !isKnown(T.self, id: id) { try prefetchTargets(T.self, key: key) }
         return try object(T.self, id: id)
+    }
+
+    private func isKnown<T: Parsable>(_: T.Type, id: T.EntityID) -> Bool {
+        let table = table(T.self)
+        return table.objects[id] != nil || table.fetched.contains(id)
+    }
+
+    /// Fetches, in batches, the `T`s that the top-level key `key` names by ID in every element of the
+    /// call: an array of items each linking a parent by ID would otherwise fetch each parent on its own.
+    private func prefetchTargets<T: Parsable>(_: T.Type, key: String) throws {
+        guard prefetchedKeys.insert("\(ObjectIdentifier(T.self))\u{1}\(key)").inserted else { return }
+        var ids: [T.EntityID] = []
+        func collect(_ node: JSONNode) {
+            switch node {
+            case .object(let nested): if let id = try? id(of: nested, as: T.self) { ids.append(id) }
+            case .array(let items): for item in items where !(item.isArray) { collect(item) }
+            default: if node.isScalar, let id = node.converted(to: T.EntityID.self) { ids.append(id) }
+            }
+        }
+        for element in elements {
+            guard case .object(let object) = element, case .value(let value) = JSONLookup(object, key) else { continue }
+            collect(value)
+        }
+        try prefetch(T.self, ids: ids)
     }
 
     /// Formatters for a list of date formats, POSIX locale, in `timeZone`; made once per call.

@@ -34,6 +34,48 @@ struct RecordsImportBench {
         /// Per system and configuration, per step: the median time.
         var times: [(column: SystemColumn, configuration: String?, step: Step, time: Duration)]
         var jsonBytes: Int
+        /// K1: the median batch's time per fetch by ID, with a key-path predicate and with `#Predicate`.
+        var keyPathFetch: Duration = .zero
+        var macroFetch: Duration = .zero
+        var fetches = 0
+    }
+
+    /// K1: fetches of one item by ID, written with a key path and with `#Predicate`, in alternating
+    /// batches on one context (so that the machine's mood weighs on both alike); each fetch's object is
+    /// read, and both must find the same items.
+    func keyPathQueries(_ manager: StoreManager, ids: [Int64]) throws -> (keyPath: Duration, macro: Duration) {
+        let context = manager.newBackgroundContext()
+        return try context.performAndWait {
+            var keyPathTimes: [Duration] = []
+            var macroTimes: [Duration] = []
+            var sums = (keyPath: 0, macro: 0)
+            let batches = 11
+            let perBatch = max(1, ids.count / batches)
+            for batch in 0..<batches {
+                let slice = ids[(batch * perBatch) % ids.count..<min(ids.count, (batch * perBatch) % ids.count + perBatch)]
+                let k = try Stopwatch.time {
+                    for id in slice {
+                        let request = try FetchRequest<FeedItem>(\FeedItem.serverID == id, in: context)
+                        sums.keyPath &+= Int(try context.fetch(request).first?.quantity ?? -1)
+                    }
+                }.duration
+                let m = try Stopwatch.time {
+                    for id in slice {
+                        let request = FetchRequest<FeedItem>(predicate: #Predicate<FeedItem> { $0.serverID == id })
+                        sums.macro &+= Int(try context.fetch(request).first?.quantity ?? -1)
+                    }
+                }.duration
+                // The first batch warms both up and is not counted.
+                if batch > 0 {
+                    keyPathTimes.append(k / slice.count)
+                    macroTimes.append(m / slice.count)
+                }
+            }
+            guard sums.keyPath == sums.macro else {
+                throw BenchError.resultsDisagree(workload: "K1", detail: "key path \(sums.keyPath), #Predicate \(sums.macro)")
+            }
+            return (Stopwatch.median(keyPathTimes), Stopwatch.median(macroTimes))
+        }
     }
 
     func run() throws -> Result {
@@ -74,6 +116,11 @@ struct RecordsImportBench {
             guard count == expected.count, checksum == expected.checksum else {
                 throw BenchError.resultsDisagree(workload: "records import",
                                                  detail: "Granary holds \(count) items, checksum \(checksum); expected \(expected.count), \(expected.checksum)")
+            }
+            if repetition == 0 {
+                let lookups = (0..<min(n, 11_000)).map { Int64(($0 &* 7_919) % (n / 2 + n)) }
+                (result.keyPathFetch, result.macroFetch) = try keyPathQueries(manager, ids: lookups)
+                result.fetches = lookups.count
             }
             scratch.remove(folder)
         }

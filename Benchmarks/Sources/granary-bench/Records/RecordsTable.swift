@@ -16,6 +16,9 @@ enum RecordsTable {
                 rows.append([step.title, cell(granary, nil), peer.map { cell($0.time, $0.configuration) } ?? "—",
                              peer.map { Format.ratio($0.time.seconds / granary.seconds) } ?? "—"])
             }
+            rows.append(["K1. fetch one item by ID: key path (Granary column) against #Predicate (peer column)",
+                         "\(Format.decimal(imports.keyPathFetch.seconds * 1e6, digits: 1)) µs", "\(Format.decimal(imports.macroFetch.seconds * 1e6, digits: 1)) µs [#Predicate]",
+                         Format.ratio(imports.macroFetch.seconds / imports.keyPathFetch.seconds)])
         }
         if let observation {
             func percentile(_ spans: [Duration], _ p: Double) -> Duration {
@@ -45,6 +48,9 @@ enum RecordsTable {
                 "J1–J3: \(Format.grouped(Double(imports.objects))) JSON objects (\(Format.decimal(Double(imports.jsonBytes) / 1_000_000, digits: 1)) MB) of `{id, name, score, quantity, active, created (ISO 8601 text), parent (the ID of one of \(RecordsModel.parents) parents)}`, parsed from `Data` in one call. Each of \(options.repetitions) runs makes a new store holding the parents, then imports J1 into it empty, J2 the same array again (every ID exists, every object updated in place), J3 \(Format.grouped(Double(imports.objects))) objects of which the first half exist, all with changed values. Median of the runs; both systems must end holding the same items and links (checked).",
                 "Granary: `FeedItem.parse(jsonData:in: manager)` (a `Parsable` class with `<-` mappings, `parent` linked by ID to an existing `FeedParent` with an inverse to-many `items`) on a `StoreManager`'s serial writer, durable store with durability `.full`, one save; the time runs until the call returns, after the main context has merged the save. GRDB records: `JSONDecoder` (`.iso8601` dates) into Codable records, then `record.upsert(db)` for each in one write transaction; SQLite in WAL mode with synchronous=FULL, foreign keys on, an index on `feedItem(parent)`, the faster of `DatabaseQueue` and `DatabasePool` shown.",
             ]
+        }
+        if let imports {
+            notes.append("K1: \(Format.grouped(Double(imports.fetches))) fetches by ID on the J store after J3, in 11 alternating batches of each form on one background context (the first batch uncounted); the median batch's time per fetch. Key path: `FetchRequest<FeedItem>(\\FeedItem.serverID == id, in: context)`; `#Predicate`: `FetchRequest(predicate: #Predicate<FeedItem> { $0.serverID == id })`; both answered from the unique index on `serverID`, and both must return the same items (checked). A ratio of 1.0× means the key path costs the same.")
         }
         if let observation {
             notes += [
