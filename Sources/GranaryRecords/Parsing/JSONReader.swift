@@ -25,7 +25,7 @@ struct JSONReader {
                 let name = encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? "UTF-32" : "UTF-16"
                 throw Failure(message: "text that is not valid \(name)", offset: 0)
             }
-            // A byte-order mark becomes U+FEFF, which the UTF-8 reading skips.
+            // A byte-order mark the decoding keeps is U+FEFF here, which the UTF-8 reading skips.
             return try read(utf8: Array(text.utf8))
         }
         return try read(utf8: [UInt8](data))
@@ -34,8 +34,9 @@ struct JSONReader {
     /// The encoding of text that is not UTF-8, from its first bytes (RFC 4627 §3, and byte-order marks).
     private static func wideEncoding(_ data: Data) -> String.Encoding? {
         guard data.count >= 2 else { return nil }
-        let b = Array(data.prefix(4)) + [1, 1]
-        switch (b[0], b[1], b[2], b[3]) {
+        // Past the end counts as a byte that is not zero.
+        func byte(_ i: Int) -> UInt8 { i < data.count ? data[data.startIndex + i] : 1 }
+        switch (byte(0), byte(1), byte(2), byte(3)) {
         case (0, 0, 0xFE, 0xFF), (0, 0, 0, _): return .utf32BigEndian
         case (0xFF, 0xFE, 0, 0), (_, 0, 0, 0): return .utf32LittleEndian
         case (0xFE, 0xFF, _, _), (0, _, _, _): return .utf16BigEndian
