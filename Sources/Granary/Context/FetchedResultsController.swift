@@ -161,6 +161,8 @@ open class FetchedResultsController<Result: ManagedObject> {
     }
 
     var updatePath = UpdatePath.automatic
+    /// How many events took the incremental path, for tests that must know it was taken.
+    private(set) var incrementalUpdateCount = 0
     private var plan: Plan?
     private var entries: [ObjectIdentifier: Entry] = [:]
     /// Index paths by object, for `indexPath(forObject:)` on sectioned results; built when first asked
@@ -557,6 +559,7 @@ open class FetchedResultsController<Result: ManagedObject> {
     /// back by binary search, and the difference is worked out from them alone
     /// (`FetchedResultsDifference.forOneSection`). It gives exactly what `updateGenerally` gives.
     private func updateIncrementally(for changes: ContextChanges, _ relevant: [ManagedObjectID], _ plan: Plan) throws {
+        incrementalUpdateCount += 1
         let context = managedObjectContext
         let evaluator = ObjectEvaluator(context: context)
         // The old result with each ID, as `byID` finds it in the general path. A result the context holds
