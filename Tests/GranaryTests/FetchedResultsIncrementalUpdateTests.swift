@@ -258,6 +258,57 @@ import Testing
         }
     }
 
+    /// An object inserted here reaches the results with a temporary ID, gets a permanent one at the
+    /// save, and is deleted by another context: the merge detaches it before the event names it, so the
+    /// controller finds it by its ID among the results, not through the context.
+    @Test func aResultSavedHereAndDeletedElsewhereLeaves() throws {
+        let (coordinator, context) = try makeStack()
+        let other = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let recorder = SaveRecorder(other)
+        try context.performAndWait {
+            for i in 0..<40 {
+                let e = Employee(context: context)
+                e.name = "N\(i)"
+                e.email = "n\(i)@x.io"
+                e.salary = 10
+            }
+            try context.save()
+            let controller = FetchedResultsController(fetchRequest: Self.request(.bySalaryThenEmail), managedObjectContext: context)
+            var differences: [FetchedResultsDifference] = []
+            controller.onChange = { differences.append($0) }
+            try controller.performFetch()
+
+            let late = Employee(context: context)
+            late.name = "Late"
+            late.email = "late@x.io"
+            late.salary = 30
+            context.processPendingChanges()
+            // Another object new to the context: the controller looks for it among the results' IDs,
+            // and takes the late one's ID while it is still temporary.
+            try other.performAndWait {
+                let e = Employee(context: other)
+                e.name = "Other"
+                e.email = "other@x.io"
+                e.salary = 40
+                try other.save()
+            }
+            for changes in recorder.take() { context.mergeChanges(fromContextDidSave: changes) }
+            try context.save()
+            let id = late.objectID
+            #expect(!id.isTemporaryID)
+            differences = []
+            let incrementalBefore = controller.incrementalUpdateCount
+            try other.performAndWait {
+                other.delete(try other.existingObject(with: id))
+                try other.save()
+            }
+            for changes in recorder.take() { context.mergeChanges(fromContextDidSave: changes) }
+            #expect(controller.fetchedObjects.map(\.email) == (0..<40).map { "n\($0)@x.io" }.sorted() + ["other@x.io"])
+            #expect(differences.map(\.deleted) == [[IndexPath(item: 40, section: 0)]])
+            #expect(controller.incrementalUpdateCount == incrementalBefore + 1)
+        }
+    }
+
     /// Few named objects among many take the incremental path by themselves; many take the general one.
     @Test func theAutomaticChoiceFollowsHowManyObjectsAnEventNames() throws {
         let (_, context) = try makeStack()

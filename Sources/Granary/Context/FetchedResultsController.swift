@@ -168,6 +168,11 @@ open class FetchedResultsController<Result: ManagedObject> {
     /// Index paths by object, for `indexPath(forObject:)` on sectioned results; built when first asked
     /// after a change, not at every change: most events are never asked about.
     private var positions: [ObjectIdentifier: IndexPath]?
+    /// The results' IDs, in the order of `fetchedObjects`, for the incremental path to find results the
+    /// context no longer holds by comparing plain values; built when first needed, kept by the
+    /// incremental path, dropped by the general one. Only a temporary ID can change (to a permanent
+    /// one, at a save), so only temporary ones are read again.
+    private var resultIDs: [ManagedObjectID]?
     private var nextRank = 0
     private var feedToken: UInt64?
     private var isFetching = false
@@ -257,8 +262,9 @@ open class FetchedResultsController<Result: ManagedObject> {
     /// Where a result is in `fetchedObjects`, found by its sort values in `entries`; with `sortKeys`
     /// those are the values the order was made with, so a binary search finds it.
     private func index(of object: Result, _ plan: Plan) -> Int? {
+        guard let keys = plan.sortKeys, let entry = entries[ObjectIdentifier(object)] else { return nil }
         let objects = fetchedObjects
-        let i = objects.firstIndex(sortedBy: { !precedes($0, object, plan) })
+        let i = objects.firstIndex(sortedBy: { !Self.precedes(entries[ObjectIdentifier($0)]!, entry, keys, plan.decimalKeys) })
         if i < objects.count && objects[i] === object { return i }
         // Only an order that is not total (which `ValueOrder` should never give) gets here.
         return objects.firstIndex { $0 === object }
@@ -403,16 +409,18 @@ open class FetchedResultsController<Result: ManagedObject> {
     private func precedes(_ a: Result, _ b: Result, _ plan: Plan) -> Bool {
         let x = entries[ObjectIdentifier(a)]!
         let y = entries[ObjectIdentifier(b)]!
-        let order: ComparisonResult
-        if let keys = plan.sortKeys {
-            order = zip(keys.indices, keys).lazy.map { i, key -> ComparisonResult in
-                let r = ValueOrder.sortOrder(x.keys[i], y.keys[i], asDecimals: plan.decimalKeys[i], strings: key.comparison)
-                return key.ascending || r == .orderedSame ? r : (r == .orderedAscending ? .orderedDescending : .orderedAscending)
-            }.first { $0 != .orderedSame } ?? .orderedSame
-        } else {
-            order = fetchRequest.sortDescriptors.lazy.map { $0.compare(a, b) }.first { $0 != .orderedSame } ?? .orderedSame
-        }
+        if let keys = plan.sortKeys { return Self.precedes(x, y, keys, plan.decimalKeys) }
+        let order = fetchRequest.sortDescriptors.lazy.map { $0.compare(a, b) }.first { $0 != .orderedSame } ?? .orderedSame
         return order == .orderedSame ? x.rank < y.rank : order == .orderedAscending
+    }
+
+    /// The order by sort values, then rank.
+    private static func precedes(_ x: Entry, _ y: Entry, _ keys: [SortKey], _ decimalKeys: [Bool]) -> Bool {
+        for (i, key) in keys.enumerated() {
+            let r = ValueOrder.sortOrder(x.keys[i], y.keys[i], asDecimals: decimalKeys[i], strings: key.comparison)
+            if r != .orderedSame { return (r == .orderedAscending) == key.ascending }
+        }
+        return x.rank < y.rank
     }
 
     // MARK: Following the context
@@ -564,21 +572,25 @@ open class FetchedResultsController<Result: ManagedObject> {
         let evaluator = ObjectEvaluator(context: context)
         // The old result with each ID, as `byID` finds it in the general path. A result the context holds
         // is registered under its ID; one it does not (detached by a deletion or a reset) is looked for in
-        // one pass over the results, comparing IDs (pointer and number), only when an ID is not found.
-        // Only IDs of the entity can be results' IDs.
+        // `resultIDs` when an ID is not found (an object new to the context, a deletion merged in): a
+        // pass over plain values, where reading each result's ID took 0.3 ms of 10,000 (a dynamic call
+        // and an exclusivity check each). Only IDs of the entity can be results' IDs.
         var found: [ManagedObjectID: Result] = [:]
-        var unresolved: Set<ManagedObjectID> = []
+        var unresolved: [ManagedObjectID] = []
         for id in relevant {
             if let object = context.registeredObject(for: id) as? Result, object.objectID == id, entries[ObjectIdentifier(object)] != nil {
                 found[id] = object
             } else {
-                unresolved.insert(id)
+                unresolved.append(id)
             }
         }
         if !unresolved.isEmpty {
-            for object in fetchedObjects where unresolved.contains(object.objectID) && found[object.objectID] == nil {
-                found[object.objectID] = object
+            var ids = resultIDs ?? fetchedObjects.map(\.objectID)
+            for i in ids.indices {
+                if ids[i].isTemporaryID { ids[i] = fetchedObjects[i].objectID }
+                if unresolved.contains(ids[i]) && found[ids[i]] == nil { found[ids[i]] = fetchedObjects[i] }
             }
+            resultIDs = ids
         }
         let changed = changedObjects(changes) { found[$0] }
         let (leavers, arriving) = try examine(relevant, changes, current: { found[$0] }, plan, evaluator)
@@ -596,18 +608,23 @@ open class FetchedResultsController<Result: ManagedObject> {
             entries[ObjectIdentifier(object)] = nil
         }
         for (object, entry) in arriving { entries[ObjectIdentifier(object)] = entry }
+        let keys = plan.sortKeys!
 
         // The sections hold the same array: dropping them first lets the array change in place.
         let oldCount = fetchedObjects.count
         sections = []
         positions = nil
-        for i in oldIndex.values.sorted(by: >) { fetchedObjects.remove(at: i) }
+        for i in oldIndex.values.sorted(by: >) {
+            fetchedObjects.remove(at: i)
+            resultIDs?.remove(at: i)
+        }
         var inserted: [Int] = []
         var replaced: [FetchedResultsDifference.Replaced] = []
         // In order, each arrival lands after the earlier ones: its index is final once inserted.
-        for object in arriving.map(\.object).sorted(by: { precedes($0, $1, plan) }) {
-            let i = fetchedObjects.firstIndex(sortedBy: { precedes(object, $0, plan) })
+        for (object, entry) in arriving.sorted(by: { Self.precedes($0.entry, $1.entry, keys, plan.decimalKeys) }) {
+            let i = fetchedObjects.firstIndex(sortedBy: { Self.precedes(entry, entries[ObjectIdentifier($0)]!, keys, plan.decimalKeys) })
             fetchedObjects.insert(object, at: i)
+            resultIDs?.insert(object.objectID, at: i)
             if let old = oldIndex[ObjectIdentifier(object)] {
                 replaced.append(.init(old: old, new: i, isChanged: changed.contains(ObjectIdentifier(object))))
             } else {
@@ -679,6 +696,7 @@ open class FetchedResultsController<Result: ManagedObject> {
         }
         sections = groups.map { makeSection(name: $0.name, objects: $0.objects) }
         positions = nil
+        resultIDs = nil
     }
 
     private func makeSection(name: String, objects: [Result]) -> Section {
