@@ -309,6 +309,28 @@ import Testing
         }
     }
 
+    /// Arrivals' ranks follow ID order (key, then URI): the URIs made only for keys that tie give
+    /// the order of comparing URIs always, with saved employees and contractors and unsaved ones (no
+    /// key: their URIs decide).
+    @Test func idOrderComparesURIsOnlyForTiedKeys() throws {
+        let (_, context) = try makeStack()
+        try context.performAndWait {
+            func people(_ count: Int) -> [Person] {
+                (0..<count).map { i -> Person in
+                    let person: Person = i % 2 == 0 ? Employee(context: context) : Contractor(context: context)
+                    person.name = "P\(i)"
+                    return person
+                }
+            }
+            let saved = people(30)
+            try context.save()
+            let ids = (saved + people(14)).map(\.objectID).shuffled()
+            let expected = ids.sorted { ($0.primaryKey ?? .max, $0.description) < ($1.primaryKey ?? .max, $1.description) }
+            #expect(FetchedResultsController<Employee>.sortedInIDOrder(ids) == expected)
+            #expect(ids.filter(\.isTemporaryID).count == 14)
+        }
+    }
+
     /// Few named objects among many take the incremental path by themselves; many take the general one.
     @Test func theAutomaticChoiceFollowsHowManyObjectsAnEventNames() throws {
         let (_, context) = try makeStack()
