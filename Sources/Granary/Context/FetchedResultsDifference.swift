@@ -14,9 +14,10 @@ import Foundation
 ///
 /// Semantics:
 /// - Moves are as few as possible: the surviving objects that kept their order relative to each other
-///   (a longest such run; of several, the one with the fewest objects the event reported changed) stay,
-///   every other surviving object moves. An object whose section changed always moves. A moved object
-///   that also changed is reported as a move only.
+///   (a longest such run; of several, the one with the fewest objects the event reported changed, and
+///   of those, the one whose objects come first in the new order) stay, every other surviving object
+///   moves. An object whose section changed always moves. A moved object that also changed is
+///   reported as a move only.
 /// - An update is an object the event reported as changed (edited, refreshed, merged) that survived
 ///   and stayed; its index path may still differ, by the inserts and deletes before it.
 /// - Sections are identified by name (a name that occurs twice, by name and occurrence). A surviving
