@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "GranaryStorage", package: "Granary"),
                 .product(name: "Granary", package: "Granary"),
                 .product(name: "GranaryStack", package: "Granary"),
+                .product(name: "GranaryRecords", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -61,5 +61,22 @@ final class Plan: ManagedObject, Parsable {
         }
         // end-snippet
         #expect(result.map(\.0) == [1, 2] && result.map(\.1) == ["pro", "pro"])
+
+        // The article's racing-imports snippet: imports and saves in one call.
+        let again = Data(#"[{"id": 2, "name": "Bo"}, {"id": 3, "plan": "pro"}]"#.utf8)
+        try importAgain(again, context)
+        let names = try context.performAndWait {
+            try context.fetch(FetchRequest<Subscriber>()).map { "\($0.number) \($0.name ?? "-")" }.sorted()
+        }
+        #expect(names == ["1 Ada", "2 Bo", "3 -"])
+    }
+
+    func importAgain(_ data: Data, _ context: ManagedObjectContext) throws {
+        // snippet: importing-json-race
+        try context.performAndWait {
+            // Runs the import again if another context saved some of these IDs first.
+            _ = try Subscriber.parseAndSave(jsonData: data, in: context)
+        }
+        // end-snippet
     }
 }

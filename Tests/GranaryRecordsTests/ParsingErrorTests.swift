@@ -167,4 +167,131 @@ import Testing
         }
         #expect(addresses == ["a0"] && orders == 0)
     }
+
+    /// Users, addresses and orders of the store as text, read in a context of its own.
+    func snapshot(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        return try reader.performAndWait {
+            let users = try reader.fetch(FetchRequest<PUser>()).map {
+                "user \($0.uuid) \($0.firstName ?? "-") \($0.age) \($0.address?.id ?? "-") \($0.manager?.uuid ?? "-")"
+            }
+            let addresses = try reader.fetch(FetchRequest<PAddress>()).map {
+                "address \($0.id) \($0.city ?? "-") \($0.users.map(\.uuid).sorted())"
+            }
+            return (users + addresses + (try reader.fetch(FetchRequest<POrder>()).map { "order \($0.number)" })).sorted()
+        }
+    }
+
+    // Cycles of IDs through nested objects: JSON is a tree, so a cycle is an object nested (at some depth)
+    // inside an object of the same ID. A finite one is a correct import, not an error: one object per ID,
+    // every link of the cycle made, and each key's value the one mapped last, in `mapValues` order
+    // (the nested copy's keys come after the keys its parent maps before the relationship).
+    @Test func aFiniteCycleOfIDsImportsOneObjectPerIDWithEveryLink() throws {
+        let (_, coordinator, context) = try makeParsingStack()
+        try context.performAndWait {
+            let result = try PUser.parse(jsonArray: [
+                // A user whose nested address's nested user is the same user.
+                ["uuid": "u1", "first_name": "Outer", "age": 1,
+                 "address": ["id": "a1", "city": "Split", "users": [["uuid": "u1", "first_name": "Inner", "address": "a1"]]]],
+                // A → B → A through the manager relationship, with a value only the nested A sets.
+                ["uuid": "A", "first_name": "A outer", "manager": ["uuid": "B", "manager": ["uuid": "A", "age": 9]]],
+            ], in: context)
+            #expect(result[0].address?.users.contains(result[0]) == true)
+            try context.save()
+        }
+        #expect(try snapshot(coordinator) == [
+            "address a1 Split [\"u1\"]",
+            "user A A outer 9 - B",
+            "user B - 0 - A",
+            "user u1 Inner 1 a1 -",
+        ])
+    }
+
+    // A cycle that goes on (a copy of the same objects nested again and again) stops at the depth limit
+    // with a typed error naming the element, and nothing is written; so does a bad value deep in a cycle.
+    @Test func anEndlessOrBadCycleIsATypedErrorAndWritesNothing() throws {
+        let (coordinator, context) = try seeded()
+        let before = try snapshot(coordinator)
+        var json: [String: Any] = ["uuid": "u0"]
+        for _ in 0..<100 { json = ["uuid": "u0", "address": ["id": "a0", "users": [json]]] }
+        let deep = try #require(failure([["uuid": "u7"], json], context))
+        #expect(deep.reason == .nestingTooDeep(limit: 64) && deep.index == 1)
+        #expect(deep.key?.hasPrefix("address.users.0.address.users.0.") == true)
+        let bad = try #require(failure([["uuid": "u0", "address": ["id": "a0", "users": [["uuid": "u0", "age": "old"]]]]], context))
+        #expect(bad.reason == .unconvertible(expected: "Int") && bad.index == 0 && bad.key == "address.users.0.age" && bad.entity == "User")
+        try expectUnchanged(coordinator, context)
+        #expect(try snapshot(coordinator) == before)
+    }
+
+    // IDs of the wrong JSON type: what converts exactly to the ID's type is that ID ("7" and 7.0 for an
+    // Int, 42 for a String); the rest is `.invalidID` naming the key and the value.
+    @Test func idsOfEveryWrongType() throws {
+        let (coordinator, context) = try seeded()
+        for (value, expected) in [(3.5, "Int"), (true, "Int"), ("", "Int"), ("7x", "Int"), ([7], "Int"), (["id": 7], "Int")] as [(Any, String)] {
+            let error = try #require(failure([["uuid": "u0", "orders": [["id": value]]]], context), "\(value)")
+            #expect(error.reason == .invalidID(expected: expected) && error.key == "orders.0.id" && error.entity == "Order", "\(value): \(error)")
+        }
+        for value in [true, false, [1], NSNull()] as [Any] {
+            let error = try #require(failure([["uuid": value]], context), "\(value)")
+            #expect(error.index == 0 && error.key == "uuid", "\(value): \(error)")
+        }
+        try expectUnchanged(coordinator, context)
+        try context.performAndWait {
+            let orders = try POrder.parse(jsonArray: [["id": 7], ["id": "7"], ["id": 7.0]], in: context)
+            #expect(orders[0] === orders[1] && orders[1] === orders[2])
+            context.rollback()
+            let users = try PUser.parse(jsonArray: [["uuid": 42], ["uuid": "42"]], in: context)
+            #expect(users[0] === users[1] && users[0].uuid == "42")
+            context.rollback()
+        }
+    }
+
+    // 10 MB strings: into a String property they are ordinary values (stored and read back whole);
+    // anywhere they do not convert, a typed error whose value is a short preview.
+    @Test func tenMegabyteStringsInEveryKindOfProperty() throws {
+        let (coordinator, context) = try seeded()
+        let huge = String(repeating: "9x", count: 5_000_000)
+        // ("9x9x…" is valid base64, so `avatar` takes it as data.)
+        for key in ["level", "score", "balance", "is_active", "birth_date", "token", "status"] {
+            // Not `#require(failure(…))`: a failing expectation would print the 10 MB argument.
+            guard let error = failure([["uuid": "u0", key: huge]], context) else {
+                Issue.record("\(key): imported")
+                continue
+            }
+            #expect(error.key == key && error.value?.contains("10000000 bytes") == true && (error.value?.count ?? .max) < 200, "\(key)")
+            #expect(String(describing: error).count < 400, "\(key)")
+        }
+        let nested = try #require(failure([["uuid": "u0", "address": ["id": [huge], "city": 1]]], context) as ParsingError?)
+        #expect(nested.reason == .invalidID(expected: "String") && nested.key == "address.id")
+        try expectUnchanged(coordinator, context)
+        // The same string as a name is a value like any other.
+        try context.performAndWait {
+            try PUser.parse(jsonData: Data(#"[{"uuid": "u0", "first_name": "\#(huge)"}]"#.utf8), in: context)
+            try context.save()
+        }
+        let stored = try storedUsers(coordinator)
+        let name = stored["u0"]?.firstName
+        #expect(name?.utf8.count == 10_000_000)
+        #expect(name == huge, "the name read back differs")
+    }
+
+    // Every kind of bad JSON, through `parseAndSave` too: a typed error, and the store as it was.
+    @Test func parseAndSaveRefusesBadJSONOfEveryKindAndWritesNothing() throws {
+        let (coordinator, context) = try seeded()
+        let before = try snapshot(coordinator)
+        let bad: [[Any]] = [
+            [["uuid": "u1", "age": 2], ["uuid": "u2", "age": "abc"]],                   // a wrong type
+            [["uuid": "u1"], ["age": 4]],                                              // no ID
+            [["uuid": "u1", "orders": [["id": "seven"]]]],                             // a nested ID of the wrong type
+            [["uuid": "u1", "address": ["id": "a0", "users": [["uuid": "u1", "level": 99_999]]]]],   // bad inside a cycle
+            [["uuid": "u1"], 17],                                                      // not an object
+        ]
+        for array in bad {
+            context.performAndWait {
+                #expect(throws: ParsingError.self, "\(array)") { try PUser.parseAndSave(jsonArray: array, in: context) }
+                #expect(!context.hasChanges)
+            }
+        }
+        #expect(try snapshot(coordinator) == before)
+    }
 }

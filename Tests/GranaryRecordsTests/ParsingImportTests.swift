@@ -34,6 +34,26 @@ import Testing
         #expect(stored["c"]?.age == 30)     // the later element wins
     }
 
+    @Test func reimportingWhatTheStoreHoldsChangesNothing() throws {
+        let (_, _, context) = try makeParsingStack()
+        let json = Data(#"[{"uuid": "a", "age": 1, "first_name": "Ann"}, {"uuid": "b", "age": 2, "first_name": null}]"#.utf8)
+        try context.performAndWait {
+            try PUser.parse(jsonData: json, in: context)
+            try context.save()
+            // The same values again: found, mapped, and left unchanged (a plain setter would mark them).
+            let again = try PUser.parse(jsonData: json, in: context)
+            #expect(again.count == 2)
+            #expect(!context.hasChanges && context.updatedObjects.isEmpty)
+            // One value differs: that object alone is updated.
+            try PUser.parse(jsonData: Data(#"[{"uuid": "a", "age": 5}, {"uuid": "b", "age": 2}]"#.utf8), in: context)
+            #expect(context.updatedObjects.map { ($0 as? PUser)?.uuid } == ["a"])
+            try context.save()
+            // Outside an import, an equal write still marks the object, as Core Data does.
+            again[1].age = 2
+            #expect(context.hasChanges)
+        }
+    }
+
     @Test func aLargeArrayWithExistingIDsLeavesNoDuplicates() throws {
         let (_, coordinator, context) = try makeParsingStack()
         try context.performAndWait {

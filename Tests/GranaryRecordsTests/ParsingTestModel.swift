@@ -69,6 +69,7 @@ final class PAddress: ManagedObject, Parsable {
     func mapValues(from map: MappingValues) throws {
         try street <- map["street"]
         try city <- map["city"]
+        try users <- map["users"]
     }
 }
 

@@ -226,4 +226,26 @@ private func makeCustomer(_ context: ManagedObjectContext, _ id: String, _ name:
             #expect(results.toArray().map(\.title) == ["o"])
         }
     }
+
+    // A Results straight from a store manager (CorePersistence's `Results<User>()`): in its main context,
+    // ordered by the ID, told of each write of the manager's writer once.
+    @Test func resultsFromAStoreManagerFollowTheWritersSaves() async throws {
+        let manager = try RecordsTestModel.makeManager()
+        try await User.parse(jsonArray: [["uuid": "b", "name": "Bea"]], in: manager)
+        let main = manager.mainContext
+        let batches = Mutex<[[String]]>([])
+        let (results, filtered) = try main.performAndWait {
+            let results = try Results<User>(store: manager)
+            results.registerForChanges { changes in batches.withLock { $0.append(changes.map { "\($0.type) \($0.object.uuid)" }) } }
+            let filtered = try Results<User>(store: manager, filterBy: \User.name != "Bea", sortedBy: [.descending(\User.uuid)])
+            return (results, filtered)
+        }
+        #expect(main.performAndWait { results.context === main && results.toArray().map(\.uuid) == ["b"] })
+        try await User.parse(jsonArray: [["uuid": "c", "name": "Cy"], ["uuid": "a", "name": "Al"]], in: manager)
+        main.performAndWait {
+            #expect(results.toArray().map(\.uuid) == ["a", "b", "c"])
+            #expect(filtered.toArray().map(\.uuid) == ["c", "a"])
+        }
+        #expect(batches.withLock { $0 }.map { $0.sorted() } == [["insert a", "insert c"]])
+    }
 }

@@ -232,6 +232,20 @@ do {
         let table = BatchUpsertBench.table(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
         rendered.append(table.render(markdown: options.isMarkdown))
     }
+    if options.tables.contains(.records) {
+        let imports = try RecordsImportBench(options: options, scratch: scratch, progress: report).run()
+        let observation = try RecordsObservationBench(options: options, scratch: scratch, progress: report).run()
+        let heading = options.isMarkdown ? "### Records: JSON import by unique ID, observed results" : "Records: JSON import by unique ID, observed results"
+        if options.isGranaryOnly {
+            for time in imports.times { print("\(time.step.title): \(Measurement.time(time.time).text)") }
+            let spans = observation.spans[0].spans
+            print("R1 median from start: \(Measurement.time(Stopwatch.median(spans.fromStart)).text), from commit: \(Measurement.time(Stopwatch.median(spans.fromCommit)).text)")
+            exit(0)
+        }
+        let table = RecordsTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading,
+                                        imports: imports, observation: observation, options: options)
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
     if options.tables.contains(.scale) {
         let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).

@@ -61,6 +61,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// persistent history; Granary hands it to whoever observes the saves.
     public var transactionAuthor: String?
     public var mergePolicy: MergePolicy = .error
+    /// When true, setting an attribute to the value it already holds leaves the object unchanged. Core
+    /// Data marks the object updated on any write, and so does a context by default; JSON imports set
+    /// this while mapping, so that importing data the store already holds saves nothing and tells no
+    /// observer of a change.
+    @_spi(GranaryRecords) public var ignoresUnchangedWrites = false
     /// Whether saves of other contexts on the same coordinator (for a root context) or of the parent
     /// (for a child) are merged into this context as they happen.
     public var automaticallyMergesChangesFromParent = false {

@@ -173,7 +173,14 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
             if let i = value as? Int64 { return i }
             if let i = value as? Int { return Int64(i) }
             return nil
+        case .integer32:
+            if let i = value as? Int32 { return i }
+            return nil
+        case .integer16:
+            if let i = value as? Int16 { return i }
+            return nil
         case .double: return value as? Double
+        case .float: return value as? Float
         case .boolean: return value as? Bool
         case .date: return value as? Date
         case .uuid: return value as? UUID

@@ -163,10 +163,18 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         }
     }
 
+    /// Whether writing `canonical` at `i` would change nothing and the context asks to skip such writes.
+    private func isUnchangedWrite(_ canonical: Any?, at i: Int, _ type: AttributeType?) -> Bool {
+        guard let context = managedObjectContext, context.ignoresUnchangedWrites else { return false }
+        fireFaultIfNeeded()
+        return ManagedObjectContext.same(values[i], canonical, as: type)
+    }
+
     func setPublicValue(_ value: Any?, at i: Int) throws {
         if layout.isDerived[i] { throw derivedAttributeIsReadOnly(at: i) }
         // Before looking through optionals: a cast to the attribute's type already does.
         if let value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(value) {
+            if isUnchangedWrite(fast, at: i, type) { return }
             setRaw(fast, at: i)
             return
         }
@@ -185,6 +193,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
                 throw ContextError.wrongValueType(entity: entity.name, key: a.name, value: SafeDescription.of(value),
                                                   reason: "\(error)")
             }
+            if isUnchangedWrite(canonical, at: i, a.type) { return }
             setRaw(canonical, at: i)
         case .toOne:
             let target: ManagedObject?
@@ -387,13 +396,22 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         }
     }
 
-    /// Takes one ID out of a to-many relationship, if it is there.
+    /// Takes one ID out of a to-many relationship, if it is there, keeping its member set up to date:
+    /// an import that moves objects between owners adds and removes in turn, and dropping the set on
+    /// each removal would rebuild it on each addition.
     func removeID(_ id: ManagedObjectID, at i: Int) {
+        fireFaultIfNeeded()
+        var members = memberSets.removeValue(forKey: i)
+        keepsMemberSets = true
+        defer { keepsMemberSets = false }
         mutateIDs(at: i) { ids in
+            if let known = members, !known.contains(id) { return false }
             guard let k = ids.firstIndex(of: id) else { return false }
             ids.remove(at: k)
+            members?.remove(id)
             return true
         }
+        if let members { memberSets[i] = members }
     }
 
     // MARK: Faulting

@@ -12,83 +12,65 @@ public protocol JSONConvertible {
     init?(jsonValue: Any)
 }
 
-/// A JSON scalar as `JSONSerialization` or Swift literals hand it over: a native value or an `NSNumber`.
-enum JSONScalar {
-    case int(Int64)
-    case double(Double)
-    case bool(Bool)
-    case string(String)
-    case other
+/// The built-in conversions, read from a ``JSONNode`` without going through `Any`.
+protocol NodeConvertible {
+    init?(node: JSONNode)
+}
 
-    init(_ value: Any) {
-        switch value {
-        case let s as String: self = .string(s)
-        case let i as Int where type(of: value) == Int.self: self = .int(Int64(i))
-        case let d as Double where type(of: value) == Double.self: self = .double(d)
-        case let b as Bool where type(of: value) == Bool.self: self = .bool(b)
-        case let n as NSNumber: self = JSONScalar(number: n)
-        case let i as Int64: self = .int(i)
-        case let i as Int32: self = .int(Int64(i))
-        case let i as Int16: self = .int(Int64(i))
-        case let f as Float: self = .double(Double(f))
-        default: self = .other
-        }
-    }
-
-    private init(number n: NSNumber) {
-        switch String(cString: n.objCType) {
-        case "c", "B": self = .bool(n.boolValue)
-        case "d", "f": self = .double(n.doubleValue)
-        case "Q": self = n.uint64Value <= UInt64(Int64.max) ? .int(Int64(n.uint64Value)) : .double(n.doubleValue)
-        default: self = .int(n.int64Value)
-        }
-    }
-
-    /// An exact integer: integral doubles and numeric strings ("27", "27.0") count, 3.7 does not.
-    func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
-        switch self {
-        case .int(let i): return T(exactly: i)
-        case .double(let d): return T(exactly: d)
-        case .string(let s):
-            let t = s.trimmingCharacters(in: .whitespaces)
-            if let i = Int64(t) { return T(exactly: i) }
-            return Double(t).flatMap { T(exactly: $0) }
-        case .bool, .other: return nil
-        }
-    }
-
-    var double: Double? {
-        switch self {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        case .string(let s): return Double(s.trimmingCharacters(in: .whitespaces))
-        case .bool, .other: return nil
-        }
+extension JSONNode {
+    /// The node converted to `T`: the built-in types directly, other types through their
+    /// `init(jsonValue:)`.
+    func converted<T: JSONConvertible>(to _: T.Type) -> T? {
+        // Metatype comparisons are pointer compares; the common types skip the conformance lookup.
+        if T.self == String.self { return String(node: self) as? T }
+        if T.self == Int.self { return Int(node: self) as? T }
+        if T.self == Double.self { return Double(node: self) as? T }
+        if T.self == Bool.self { return Bool(node: self) as? T }
+        if T.self == Date.self { return Date(node: self) as? T }
+        if T.self == Int64.self { return Int64(node: self) as? T }
+        if T.self == Int32.self { return Int32(node: self) as? T }
+        if let convertible = T.self as? any NodeConvertible.Type { return convertible.init(node: self) as? T }
+        return T(jsonValue: anyValue)
     }
 }
 
-extension Int: JSONConvertible { public init?(jsonValue: Any) { guard let v = JSONScalar(jsonValue).integer(Int.self) else { return nil }; self = v } }
-extension Int16: JSONConvertible { public init?(jsonValue: Any) { guard let v = JSONScalar(jsonValue).integer(Int16.self) else { return nil }; self = v } }
-extension Int32: JSONConvertible { public init?(jsonValue: Any) { guard let v = JSONScalar(jsonValue).integer(Int32.self) else { return nil }; self = v } }
-extension Int64: JSONConvertible { public init?(jsonValue: Any) { guard let v = JSONScalar(jsonValue).integer(Int64.self) else { return nil }; self = v } }
+extension Int: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) { guard let v = node.integer(Int.self) else { return nil }; self = v }
+}
+extension Int16: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) { guard let v = node.integer(Int16.self) else { return nil }; self = v }
+}
+extension Int32: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) { guard let v = node.integer(Int32.self) else { return nil }; self = v }
+}
+extension Int64: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) { guard let v = node.integer(Int64.self) else { return nil }; self = v }
+}
 
-extension Double: JSONConvertible {
-    public init?(jsonValue: Any) {
-        guard let v = JSONScalar(jsonValue).double, v.isFinite else { return nil }
+extension Double: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard let v = node.double, v.isFinite else { return nil }
         self = v
     }
 }
 
-extension Float: JSONConvertible {
-    public init?(jsonValue: Any) {
-        guard let d = JSONScalar(jsonValue).double, d.isFinite, abs(d) <= Double(Float.greatestFiniteMagnitude) else { return nil }
+extension Float: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard let d = node.double, d.isFinite, abs(d) <= Double(Float.greatestFiniteMagnitude) else { return nil }
         self = Float(d)
     }
 }
 
-extension Decimal: JSONConvertible {
-    public init?(jsonValue: Any) {
-        switch JSONScalar(jsonValue) {
+extension Decimal: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        switch node {
         case .int(let i): self = Decimal(i)
         // Through the shortest decimal rendering, so 0.1 becomes 0.1 and not 0.1000000000000000055….
         case .double(let d): guard d.isFinite, let v = Decimal(string: "\(d)", locale: Locale(identifier: "en_US_POSIX")) else { return nil }; self = v
@@ -97,15 +79,16 @@ extension Decimal: JSONConvertible {
             // `Decimal(string:)` accepts a numeric prefix ("12abc" → 12): require the whole string to be a number.
             guard !t.isEmpty, Double(t) != nil, let v = Decimal(string: t, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
             self = v
-        case .bool, .other: return nil
+        default: return nil
         }
     }
 }
 
-extension Bool: JSONConvertible {
+extension Bool: JSONConvertible, NodeConvertible {
     /// `true`/`false`, the numbers 1 and 0, and the strings "true", "false", "1", "0" (any case).
-    public init?(jsonValue: Any) {
-        switch JSONScalar(jsonValue) {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        switch node {
         case .bool(let b): self = b
         case .int(let i) where i == 0 || i == 1: self = i == 1
         case .double(let d) where d == 0 || d == 1: self = d == 1
@@ -120,78 +103,86 @@ extension Bool: JSONConvertible {
     }
 }
 
-extension String: JSONConvertible {
+extension String: JSONConvertible, NodeConvertible {
     /// A string, or a number in its decimal form (`42` → "42", `2.5` → "2.5"); not a bool or a container.
-    public init?(jsonValue: Any) {
-        switch JSONScalar(jsonValue) {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        switch node {
         case .string(let s): self = s
         case .int(let i): self = String(i)
         case .double(let d): self = d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d)
-        case .bool, .other: return nil
+        default: return nil
         }
     }
 }
 
-extension Date: JSONConvertible {
+extension Date: JSONConvertible, NodeConvertible {
     /// An ISO 8601 date-time (with or without fractional seconds, any offset) or Unix seconds (a number).
     /// Other textual formats take the `(map["k"], dateFormats: [...])` form of `<-`.
-    public init?(jsonValue: Any) {
-        switch JSONScalar(jsonValue) {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        switch node {
         case .int(let i): self = Date(timeIntervalSince1970: TimeInterval(i))
         case .double(let d): guard d.isFinite else { return nil }; self = Date(timeIntervalSince1970: d)
         case .string(let s):
+            if let d = ISO8601Text.date(s) { self = d; return }
             if let d = try? Date(s, strategy: .iso8601) { self = d; return }
             if let d = try? Date(s, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { self = d; return }
             return nil
-        case .bool, .other: return nil
+        default: return nil
         }
     }
 }
 
-extension UUID: JSONConvertible {
-    public init?(jsonValue: Any) {
-        guard case .string(let s) = JSONScalar(jsonValue), let v = UUID(uuidString: s) else { return nil }
+extension UUID: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard case .string(let s) = node, let v = UUID(uuidString: s) else { return nil }
         self = v
     }
 }
 
-extension URL: JSONConvertible {
-    public init?(jsonValue: Any) {
-        guard case .string(let s) = JSONScalar(jsonValue), !s.isEmpty, let v = URL(string: s) else { return nil }
+extension URL: JSONConvertible, NodeConvertible {
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard case .string(let s) = node, !s.isEmpty, let v = URL(string: s) else { return nil }
         self = v
     }
 }
 
-extension Data: JSONConvertible {
+extension Data: JSONConvertible, NodeConvertible {
     /// Base64 text (standard alphabet, padding as JSON services send it).
-    public init?(jsonValue: Any) {
-        guard case .string(let s) = JSONScalar(jsonValue), let v = Data(base64Encoded: s) else { return nil }
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard case .string(let s) = node, let v = Data(base64Encoded: s) else { return nil }
         self = v
     }
 }
 
-extension Array: JSONConvertible where Element: JSONConvertible {
+extension Array: JSONConvertible, NodeConvertible where Element: JSONConvertible {
     /// A JSON array whose every element converts; one bad element makes the whole array unconvertible.
-    public init?(jsonValue: Any) {
-        guard let array = jsonValue as? [Any] else { return nil }
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard case .array(let array) = node else { return nil }
         var result: [Element] = []
         result.reserveCapacity(array.count)
         for item in array {
-            guard let v = Element(jsonValue: item) else { return nil }
+            guard let v = item.converted(to: Element.self) else { return nil }
             result.append(v)
         }
         self = result
     }
 }
 
-extension Dictionary: JSONConvertible where Key == String, Value: JSONConvertible {
+extension Dictionary: JSONConvertible, NodeConvertible where Key == String, Value: JSONConvertible {
     /// A JSON object whose every value converts.
-    public init?(jsonValue: Any) {
-        guard let object = jsonValue as? [String: Any] else { return nil }
+    public init?(jsonValue: Any) { self.init(node: JSONNode(any: jsonValue)) }
+    init?(node: JSONNode) {
+        guard case .object(let object) = node else { return nil }
         var result: [String: Value] = [:]
         result.reserveCapacity(object.count)
         for (k, item) in object {
-            guard let v = Value(jsonValue: item) else { return nil }
+            guard let v = item.converted(to: Value.self) else { return nil }
             result[k] = v
         }
         self = result

@@ -14,7 +14,7 @@ extension MappedValue {
     /// - Throws: ``ParsingError`` (`.unconvertible`) naming the key and value when it does not convert.
     public static func <- <T: JSONConvertible>(property: inout T, right: MappedValue) throws {
         guard case .value(let v) = right.lookup else { return }
-        guard let converted = T(jsonValue: v) else { throw right.unconvertible(T.self, v) }
+        guard let converted = v.converted(to: T.self) else { throw right.unconvertible(T.self, v) }
         property = converted
     }
 
@@ -25,7 +25,7 @@ extension MappedValue {
         case .absent: return
         case .null: property = nil
         case .value(let v):
-            guard let converted = T(jsonValue: v) else { throw right.unconvertible(T.self, v) }
+            guard let converted = v.converted(to: T.self) else { throw right.unconvertible(T.self, v) }
             property = converted
         }
     }
@@ -35,7 +35,7 @@ extension MappedValue {
     @_disfavoredOverload
     public static func <- <T: RawRepresentable>(property: inout T, right: MappedValue) throws where T.RawValue: JSONConvertible {
         guard case .value(let v) = right.lookup else { return }
-        guard let raw = T.RawValue(jsonValue: v), let converted = T(rawValue: raw) else { throw right.unconvertible(T.self, v) }
+        guard let raw = v.converted(to: T.RawValue.self), let converted = T(rawValue: raw) else { throw right.unconvertible(T.self, v) }
         property = converted
     }
 
@@ -47,7 +47,7 @@ extension MappedValue {
         case .absent: return
         case .null: property = nil
         case .value(let v):
-            guard let raw = T.RawValue(jsonValue: v), let converted = T(rawValue: raw) else { throw right.unconvertible(T.self, v) }
+            guard let raw = v.converted(to: T.RawValue.self), let converted = T(rawValue: raw) else { throw right.unconvertible(T.self, v) }
             property = converted
         }
     }
@@ -104,7 +104,7 @@ extension JSONConvertible {
     /// - Throws: what the closure throws, or ``ParsingError`` when neither conversion works.
     public static func <- (property: inout Self, right: (MappedValue, (Any) throws -> Self?)) throws {
         guard case .value(let v) = right.0.lookup else { return }
-        guard let converted = try right.1(v) ?? Self(jsonValue: v) else { throw right.0.unconvertible(Self.self, v) }
+        guard let converted = try right.1(v.anyValue) ?? v.converted(to: Self.self) else { throw right.0.unconvertible(Self.self, v) }
         property = converted
     }
 }
@@ -117,7 +117,7 @@ extension Optional where Wrapped: JSONConvertible {
         case .absent: return
         case .null: property = nil
         case .value(let v):
-            guard let converted = try right.1(v) ?? Wrapped(jsonValue: v) else { throw right.0.unconvertible(Wrapped.self, v) }
+            guard let converted = try right.1(v.anyValue) ?? v.converted(to: Wrapped.self) else { throw right.0.unconvertible(Wrapped.self, v) }
             property = converted
         }
     }
@@ -167,13 +167,13 @@ extension Optional where Wrapped == Date {
 }
 
 extension MappedValue {
-    func date(_ v: Any, formats: [String], timeZone: TimeZone) throws -> Date {
-        if let s = v as? String {
+    func date(_ v: JSONNode, formats: [String], timeZone: TimeZone) throws -> Date {
+        if case .string(let s) = v {
             for f in map.session.dateFormatters(formats, timeZone: timeZone) {
                 if let d = f.date(from: s) { return d }
             }
         }
-        guard let d = Date(jsonValue: v) else {
+        guard let d = Date(node: v) else {
             throw map.error(.unconvertible(expected: "Date in \(formats)"), key: key, value: v)
         }
         return d
@@ -181,25 +181,26 @@ extension MappedValue {
 }
 
 extension MappedValue {
-    func toOne<T: Parsable>(_: T.Type, _ value: Any) throws -> T {
+    func toOne<T: Parsable>(_: T.Type, _ value: JSONNode) throws -> T {
         var value = value
-        if let array = value as? [Any] {
+        if case .array(let array) = value {
             guard array.count == 1 else { throw map.error(.notAnObject, key: key, value: value) }
             value = array[0]
         }
         return try map.session.target(T.self, from: value, key: key, map: map)
     }
 
-    func toMany<T: Parsable>(_: T.Type, _ value: Any) throws -> [T] {
-        let items = value as? [Any] ?? [value]
+    func toMany<T: Parsable>(_: T.Type, _ value: JSONNode) throws -> [T] {
+        let items: [JSONNode]
+        if case .array(let array) = value { items = array } else { items = [value] }
         if items.count > 1 {
             // One IN query for the members' IDs instead of one fetch each; bad members are reported below.
             var ids: [T.EntityID] = []
             ids.reserveCapacity(items.count)
             for item in items {
-                if let nested = item as? [String: Any] {
+                if case .object(let nested) = item {
                     if let id = try? map.session.id(of: nested, as: T.self) { ids.append(id) }
-                } else if let id = T.EntityID(jsonValue: item) {
+                } else if let id = item.converted(to: T.EntityID.self) {
                     ids.append(id)
                 }
             }

@@ -8,8 +8,10 @@ import Granary
 /// intermediate that is not an object counts as absent (`"a.b"` on `{"a": 3}`). An explicit `null` is
 /// not absent.
 public final class MappingValues {
-    /// The JSON object being mapped.
-    public let json: [String: Any]
+    /// The JSON object being mapped, as Foundation's JSON APIs would give it. Built on each read: the
+    /// `<-` operators do not use it.
+    public var json: [String: Any] { object.mapValues(\.anyValue) }
+    let object: [String: JSONNode]
     /// The context the object lives in (relationship targets are found or created there).
     public var context: ManagedObjectContext { session.context }
     let session: ParsingSession
@@ -17,8 +19,8 @@ public final class MappingValues {
     let keyPrefix: String
     let entityName: String
 
-    init(json: [String: Any], session: ParsingSession, keyPrefix: String, entityName: String) {
-        self.json = json
+    init(object: [String: JSONNode], session: ParsingSession, keyPrefix: String, entityName: String) {
+        self.object = object
         self.session = session
         self.keyPrefix = keyPrefix
         self.entityName = entityName
@@ -27,12 +29,12 @@ public final class MappingValues {
     /// A map over a JSON object outside a `parse` call, for reading values with `<-` into variables of
     /// your own; relationship targets it names are found or created in `context`.
     public convenience init(json: [String: Any], context: ManagedObjectContext) {
-        self.init(json: json, session: ParsingSession(context: context), keyPrefix: "", entityName: "JSON")
+        self.init(object: json.mapValues(JSONNode.init(any:)), session: ParsingSession(context: context), keyPrefix: "", entityName: "JSON")
     }
 
     /// The value at a key or dotted path.
     public subscript(key: String) -> MappedValue {
-        MappedValue(key: key, lookup: JSONLookup(json, key), map: self)
+        MappedValue(key: key, lookup: JSONLookup(object, key), map: self)
     }
 
     /// Whether the key (or dotted path) is present, `null` included.
@@ -44,8 +46,8 @@ public final class MappingValues {
         if value.isKeyPresent { try block(value) }
     }
 
-    func error(_ reason: ParsingError.Reason, key: String, value: Any?) -> ParsingError {
-        ParsingError(reason, entity: entityName, key: keyPrefix + key, value: value)
+    func error(_ reason: ParsingError.Reason, key: String, value: JSONNode?) -> ParsingError {
+        ParsingError(reason, entity: entityName, key: keyPrefix + key, value: value?.anyValue)
     }
 }
 
@@ -53,16 +55,21 @@ public final class MappingValues {
 enum JSONLookup {
     case absent
     case null
-    case value(Any)
+    case value(JSONNode)
 
-    init(_ json: [String: Any], _ key: String) {
-        guard key.contains(".") else {
-            self = JSONLookup(json[key])
+    init(_ object: [String: JSONNode], _ key: String) {
+        if let found = object[key] {
+            self = JSONLookup(found)
             return
         }
-        var current: Any = json
+        // A dotted path, or a key that is not there; a key that holds a dot itself was found above.
+        guard key.utf8.contains(UInt8(ascii: ".")) else {
+            self = .absent
+            return
+        }
+        var current = JSONNode.object(object)
         for part in key.split(separator: ".", omittingEmptySubsequences: false) {
-            guard let object = current as? [String: Any], let next = object[String(part)] else {
+            guard case .object(let members) = current, let next = members[String(part)] else {
                 self = .absent
                 return
             }
@@ -71,15 +78,10 @@ enum JSONLookup {
         self = JSONLookup(current)
     }
 
-    private init(_ found: Any?) {
-        switch found {
-        case .none: self = .absent
-        case .some(let v) where v is NSNull: self = .null
-        case .some(let v): self = .value(v)
-        }
+    private init(_ found: JSONNode) {
+        if case .null = found { self = .null } else { self = .value(found) }
     }
 }
-
 
 /// The value at one key of a JSON object, as `map["key"]` returns it: the right side of `<-`.
 public struct MappedValue {
@@ -92,15 +94,15 @@ public struct MappedValue {
     public var isKeyPresent: Bool { if case .absent = lookup { false } else { true } }
     /// Whether the key holds an explicit `null`.
     public var isNull: Bool { if case .null = lookup { true } else { false } }
-    /// The raw JSON value (`nil` when absent or `null`).
-    public var value: Any? { if case .value(let v) = lookup { v } else { nil } }
+    /// The raw JSON value (`nil` when absent or `null`), as Foundation's JSON APIs would give it.
+    public var value: Any? { if case .value(let v) = lookup { v.anyValue } else { nil } }
 
     /// Runs `block` with the value when the key is present (`null` included).
     public func keyExists(_ block: (MappedValue) throws -> Void) rethrows {
         if isKeyPresent { try block(self) }
     }
 
-    func unconvertible<T>(_ type: T.Type, _ value: Any) -> ParsingError {
+    func unconvertible<T>(_ type: T.Type, _ value: JSONNode) -> ParsingError {
         map.error(.unconvertible(expected: String(describing: type)), key: key, value: value)
     }
 }

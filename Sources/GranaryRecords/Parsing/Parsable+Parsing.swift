@@ -1,5 +1,5 @@
 import Foundation
-import Granary
+@_spi(GranaryRecords) import Granary
 
 /// The outcome of ``Parsable/parseSkippingInvalid(jsonArray:in:)->_``: the imported objects in input order
 /// and the elements left out, each with the error that excluded it.
@@ -28,11 +28,15 @@ extension Parsable {
     ///   `.contextHasUnsavedChanges` (nothing is touched) when the context had changes; fetch errors.
     @discardableResult
     public static func parse(jsonArray: [Any], in context: ManagedObjectContext) throws -> [Self] {
+        try parse(nodes: jsonArray.map(JSONNode.init(any:)), in: context)
+    }
+
+    static func parse(nodes: [JSONNode], in context: ManagedObjectContext) throws -> [Self] {
         guard !context.hasChanges else {
             throw ParsingError(.contextHasUnsavedChanges, entity: String(describing: Self.self))
         }
         do {
-            return try importElements(jsonArray, indices: Array(jsonArray.indices), in: context)
+            return try importElements(nodes, indices: Array(nodes.indices), in: context)
         } catch {
             context.rollback()
             throw error
@@ -52,7 +56,7 @@ extension Parsable {
     ///   object nor an array; otherwise as ``parse(jsonArray:in:)->[Self]``.
     @discardableResult
     public static func parse(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
-        try parse(jsonArray: decodeTopLevel(jsonData), in: context)
+        try parse(nodes: decodeTopLevel(jsonData), in: context)
     }
 
     /// Imports a JSON array as ``parse(jsonArray:in:)->[Self]`` does, but leaves out the elements that fail
@@ -63,6 +67,10 @@ extension Parsable {
     /// Call it on the context's queue, on a context without unsaved changes.
     /// - Throws: ``ParsingError`` `.contextHasUnsavedChanges`; fetch errors (the context rolled back).
     public static func parseSkippingInvalid(jsonArray: [Any], in context: ManagedObjectContext) throws -> ParseReport<Self> {
+        try parseSkippingInvalid(nodes: jsonArray.map(JSONNode.init(any:)), in: context)
+    }
+
+    static func parseSkippingInvalid(nodes jsonArray: [JSONNode], in context: ManagedObjectContext) throws -> ParseReport<Self> {
         guard !context.hasChanges else {
             throw ParsingError(.contextHasUnsavedChanges, entity: String(describing: Self.self))
         }
@@ -71,8 +79,8 @@ extension Parsable {
         // Elements whose ID is unusable are known bad before any work.
         let probe = ParsingSession(context: context)
         for i in jsonArray.indices {
-            guard let object = jsonArray[i] as? [String: Any] else {
-                skipped.append(ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i]))
+            guard case .object(let object) = jsonArray[i] else {
+                skipped.append(ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i].anyValue))
                 continue
             }
             do {
@@ -101,31 +109,40 @@ extension Parsable {
     /// Imports JSON text as ``parseSkippingInvalid(jsonArray:in:)->_`` does.
     /// - Throws: ``ParsingError`` `.invalidJSON` for text that is not JSON; as the array form otherwise.
     public static func parseSkippingInvalid(jsonData: Data, in context: ManagedObjectContext) throws -> ParseReport<Self> {
-        try parseSkippingInvalid(jsonArray: decodeTopLevel(jsonData), in: context)
+        try parseSkippingInvalid(nodes: decodeTopLevel(jsonData), in: context)
     }
 
-    static func decodeTopLevel(_ data: Data) throws -> [Any] {
-        let top: Any
+    static func decodeTopLevel(_ data: Data) throws -> [JSONNode] {
+        let top: JSONNode
         do {
-            top = try JSONSerialization.jsonObject(with: data, options: [])
+            top = try JSONReader.read(data)
         } catch {
-            throw ParsingError(.invalidJSON(String(describing: error)), entity: String(describing: Self.self))
+            throw ParsingError(.invalidJSON("\(error.message) at byte \(error.offset)"), entity: String(describing: Self.self))
         }
-        if let array = top as? [Any] { return array }
-        if let object = top as? [String: Any] { return [object] }
-        throw ParsingError(.invalidJSON("the top level is neither an array nor an object"), entity: String(describing: Self.self),
-                           value: top)
+        switch top {
+        case .array(let elements): return elements
+        case .object: return [top]
+        default:
+            throw ParsingError(.invalidJSON("the top level is neither an array nor an object"), entity: String(describing: Self.self),
+                               value: top.anyValue)
+        }
     }
 
     /// The import proper, over the elements at `indices`; errors carry the element's index.
-    private static func importElements(_ jsonArray: [Any], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
+    private static func importElements(_ jsonArray: [JSONNode], indices: [Int], in context: ManagedObjectContext) throws -> [Self] {
         // The entry points checked that the context had no changes: every pending one is this session's.
         let session = ParsingSession(context: context, ownsPendingChanges: true)
+        session.elements = indices.count == jsonArray.count ? jsonArray : indices.map { jsonArray[$0] }
+        // Values the store already holds are not changes: re-importing them saves nothing and tells no
+        // observer of an update.
+        let ignored = context.ignoresUnchangedWrites
+        context.ignoresUnchangedWrites = true
+        defer { context.ignoresUnchangedWrites = ignored }
         var ids: [EntityID] = []
         ids.reserveCapacity(indices.count)
         for i in indices {
-            guard let object = jsonArray[i] as? [String: Any] else {
-                throw ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i])
+            guard case .object(let object) = jsonArray[i] else {
+                throw ParsingError(.notAnObject, entity: String(describing: Self.self), index: i, value: jsonArray[i].anyValue)
             }
             do {
                 ids.append(try session.id(of: object, as: Self.self))
@@ -138,10 +155,10 @@ extension Parsable {
         var result: [Self] = []
         result.reserveCapacity(indices.count)
         for (n, i) in indices.enumerated() {
+            guard case .object(let json) = jsonArray[i] else { continue }  // checked above
             do {
                 let object = try session.object(Self.self, id: ids[n])
-                // Safe: every element was checked to be an object above.
-                try session.map(jsonArray[i] as? [String: Any] ?? [:], onto: object, keyPrefix: "")
+                try session.map(json, onto: object, keyPrefix: "")
                 result.append(object)
             } catch var error as ParsingError {
                 error.index = i

@@ -9,7 +9,9 @@ struct JSONPayload: @unchecked Sendable {
 
 extension Parsable {
     // The store manager's forms: each call is one write on the manager's serial writer (a new background
-    // context, one save), after every write asked for before it.
+    // context, one save), after every write asked for before it. The save is `importAndSave`'s, so an
+    // import on another context of the store saving the same IDs meanwhile makes this one run again on
+    // top of it rather than mix with it.
 
     /// Imports a JSON array on the store manager's writer and saves once (see
     /// `parse(jsonArray:in:)` on a context for what an import does); the completion gets the
@@ -24,14 +26,14 @@ extension Parsable {
     public static func parse(jsonArray: [Any], in store: StoreManager? = nil,
                              complete: (@Sendable (Result<[Self], any Error>) -> Void)? = nil) {
         let payload = JSONPayload(elements: jsonArray)
-        enqueueParse(store, complete) { context in try permanentIDs(parse(jsonArray: payload.elements, in: context), in: context) }
+        enqueueParse(store, complete) { context in try context.importAndSave { try parse(jsonArray: payload.elements, in: context) }.map(\.objectID) }
     }
 
     /// Imports JSON text (an array or one object) on the store manager's writer, as
     /// `parse(jsonArray:in:complete:)` does.
     public static func parse(jsonData: Data, in store: StoreManager? = nil,
                              complete: (@Sendable (Result<[Self], any Error>) -> Void)? = nil) {
-        enqueueParse(store, complete) { context in try permanentIDs(parse(jsonData: jsonData, in: context), in: context) }
+        enqueueParse(store, complete) { context in try parseAndSave(jsonData: jsonData, in: context).map(\.objectID) }
     }
 
     /// Imports a JSON array on the store manager's writer, saves once, and returns when the main context
@@ -44,7 +46,7 @@ extension Parsable {
     public static func parse(jsonArray: [Any], in store: StoreManager? = nil) async throws -> [ManagedObjectID] {
         let payload = JSONPayload(elements: jsonArray)
         return try await awaitWrite(store, "parse \(Self.self) (\(payload.elements.count) elements)") { context in
-            try permanentIDs(parse(jsonArray: payload.elements, in: context), in: context)
+            try context.importAndSave { try parse(jsonArray: payload.elements, in: context) }.map(\.objectID)
         }
     }
 
@@ -54,7 +56,7 @@ extension Parsable {
     @discardableResult
     public static func parse(jsonData: Data, in store: StoreManager? = nil) async throws -> [ManagedObjectID] {
         try await awaitWrite(store, "parse \(Self.self) (\(jsonData.count) bytes)") { context in
-            try permanentIDs(parse(jsonData: jsonData, in: context), in: context)
+            try parseAndSave(jsonData: jsonData, in: context).map(\.objectID)
         }
     }
 
@@ -65,17 +67,9 @@ extension Parsable {
         -> (objects: [ManagedObjectID], skipped: [ParsingError]) {
         let payload = JSONPayload(elements: jsonArray)
         return try await awaitWrite(store, "parse \(Self.self) skipping invalid elements") { context in
-            let report = try parseSkippingInvalid(jsonArray: payload.elements, in: context)
-            return (try permanentIDs(report.objects, in: context), report.skipped)
+            let report = try context.importAndSave { try parseSkippingInvalid(jsonArray: payload.elements, in: context) }
+            return (report.objects.map(\.objectID), report.skipped)
         }
-    }
-
-    /// The objects' IDs as the main context will know them: new objects get their permanent IDs now
-    /// (one reservation for the lot) rather than after the save.
-    private static func permanentIDs(_ objects: [Self], in context: ManagedObjectContext) throws -> [ManagedObjectID] {
-        var seen = Set<ObjectIdentifier>()
-        try context.obtainPermanentIDs(for: objects.filter { $0.objectID.isTemporaryID && seen.insert(ObjectIdentifier($0)).inserted })
-        return objects.map(\.objectID)
     }
 
     private static func enqueueParse(_ store: StoreManager?, _ complete: (@Sendable (Result<[Self], any Error>) -> Void)?,

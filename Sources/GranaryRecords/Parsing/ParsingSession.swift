@@ -8,12 +8,37 @@ final class ParsingSession {
     static let depthLimit = 64
 
     let context: ManagedObjectContext
-    private var objects: [ObjectIdentifier: [AnyHashable: ManagedObject]] = [:]
-    /// IDs whose absence from the store a batch fetch established: a miss there needs no fetch.
-    private var fetched: [ObjectIdentifier: Set<AnyHashable>] = [:]
+    /// Per class, its objects by ID and the IDs a batch fetch found absent from the store (a miss there
+    /// needs no fetch). Typed, so that a lookup hashes the ID itself rather than an `AnyHashable` box.
+    private final class Known<T: Parsable> {
+        var objects: [T.EntityID: T] = [:]
+        var fetched: Set<T.EntityID> = []
+    }
+    private var known: [ObjectIdentifier: AnyObject] = [:]
+    /// The last class looked up, and its table: an import reads one class many times in a row.
+    private var lastKnown: (type: ObjectIdentifier, table: AnyObject)?
+
+    private func table<T: Parsable>(_: T.Type) -> Known<T> {
+        let k = ObjectIdentifier(T.self)
+        if let last = lastKnown, last.type == k { return unsafeDowncast(last.table, to: Known<T>.self) }
+        let table: Known<T>
+        if let found = known[k] {
+            table = unsafeDowncast(found, to: Known<T>.self)
+        } else {
+            table = Known<T>()
+            known[k] = table
+        }
+        lastKnown = (k, table)
+        return table
+    }
     private var idNames: [ObjectIdentifier: String] = [:]
     private var jsonKeys: [ObjectIdentifier: String] = [:]
     private var formatters: [String: [DateFormatter]] = [:]
+    /// The call's top-level elements, so that a relationship met in one element can have its targets
+    /// fetched for all of them at once.
+    var elements: [JSONNode] = []
+    /// Top-level keys whose targets were fetched across `elements`, per class.
+    private var prefetchedKeys: Set<String> = []
     private var depth = 0
     /// Whether every pending change of the context comes from this session (the `parse` entry points
     /// require a context without changes): then each object inserted meanwhile is in `objects`, and
@@ -52,15 +77,15 @@ final class ParsingSession {
     }
 
     /// The ID of a JSON object, read at `T.jsonKey`.
-    func id<T: Parsable>(of json: [String: Any], as _: T.Type, keyPrefix: String = "") throws -> T.EntityID {
+    func id<T: Parsable>(of json: [String: JSONNode], as _: T.Type, keyPrefix: String = "") throws -> T.EntityID {
         let key = jsonKey(T.self)
         switch JSONLookup(json, key) {
         case .absent, .null:
             throw ParsingError(.missingID, entity: entityName(T.self), key: keyPrefix + key)
         case .value(let v):
-            guard let id = T.EntityID(jsonValue: v) else {
+            guard v.isScalar, let id = v.converted(to: T.EntityID.self) else {
                 throw ParsingError(.invalidID(expected: String(describing: T.EntityID.self)), entity: entityName(T.self),
-                                   key: keyPrefix + key, value: v)
+                                   key: keyPrefix + key, value: v.anyValue)
             }
             return id
         }
@@ -68,11 +93,10 @@ final class ParsingSession {
 
     /// Fetches the objects of these IDs that exist (pending inserts included), ≤ `batchSize` IDs a query.
     func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID]) throws {
-        let k = ObjectIdentifier(T.self)
-        var known = objects[k] ?? [:]
+        let table = table(T.self)
         var wanted: [T.EntityID] = []
         var seen = Set<T.EntityID>()
-        for id in ids where known[AnyHashable(id)] == nil && seen.insert(id).inserted { wanted.append(id) }
+        for id in ids where table.objects[id] == nil && !table.fetched.contains(id) && seen.insert(id).inserted { wanted.append(id) }
         guard !wanted.isEmpty else { return }
         let name = try idName(T.self)
         var start = 0
@@ -81,26 +105,26 @@ final class ParsingSession {
             var request = T.fetchRequest()
             request.filter = FetchPredicate.key(name).isIn(chunk).node
             request.includesPendingChanges = !ownsPendingChanges
-            for object in try context.fetch(request) { known[AnyHashable(object[keyPath: T.idKeyPath])] = object }
+            for object in try context.fetch(request) { table.objects[object[keyPath: T.idKeyPath]] = object }
             start += Self.batchSize
         }
-        objects[k] = known
-        fetched[k, default: []].formUnion(wanted.map { AnyHashable($0) })
+        table.fetched.formUnion(wanted)
     }
 
     /// The object with this ID: from this call, from the store (pending inserts included) or new.
     func object<T: Parsable>(_: T.Type, id: T.EntityID) throws -> T {
-        let k = ObjectIdentifier(T.self)
-        let h = AnyHashable(id)
-        if let found = objects[k]?[h] as? T { return found }
-        if fetched[k]?.contains(h) != true {
+        let table = table(T.self)
+        if let found = table.objects[id] { return found }
+        if !table.fetched.contains(id) {
+            // A relationship target by ID: one fetch per distinct ID (answered from the ID's unique
+            // index), remembered for the rest of the call.
             let name = try idName(T.self)
             var request = T.fetchRequest()
             request.filter = (FetchPredicate.key(name) == id).node
             request.fetchLimit = 1
             request.includesPendingChanges = !ownsPendingChanges
             if let found = try context.fetch(request).first {
-                objects[k, default: [:]][h] = found
+                table.objects[id] = found
                 return found
             }
         }
@@ -109,40 +133,65 @@ final class ParsingSession {
         }
         let created = T(entity: entity, insertInto: context)
         created[keyPath: T.idKeyPath] = id
-        objects[k, default: [:]][h] = created
+        table.objects[id] = created
         return created
     }
 
     /// Finds or creates the object a JSON object names, then maps the JSON onto it.
-    func upsert<T: Parsable>(_: T.Type, json: [String: Any], keyPrefix: String) throws -> T {
+    func upsert<T: Parsable>(_: T.Type, json: [String: JSONNode], keyPrefix: String) throws -> T {
         let id = try self.id(of: json, as: T.self, keyPrefix: keyPrefix)
         let object = try self.object(T.self, id: id)
         try map(json, onto: object, keyPrefix: keyPrefix)
         return object
     }
 
-    func map<T: Parsable>(_ json: [String: Any], onto object: T, keyPrefix: String) throws {
+    func map<T: Parsable>(_ json: [String: JSONNode], onto object: T, keyPrefix: String) throws {
         guard depth < Self.depthLimit else {
             throw ParsingError(.nestingTooDeep(limit: Self.depthLimit), entity: entityName(T.self), key: keyPrefix)
         }
         depth += 1
         defer { depth -= 1 }
-        try object.mapValues(from: MappingValues(json: json, session: self, keyPrefix: keyPrefix, entityName: entityName(T.self)))
+        try object.mapValues(from: MappingValues(object: json, session: self, keyPrefix: keyPrefix, entityName: entityName(T.self)))
     }
 
     /// The relationship target a JSON value names: a nested object (upserted and mapped) or a bare ID (a
     /// stub, or the existing object).
-    func target<T: Parsable>(_: T.Type, from value: Any, key: String, map: MappingValues) throws -> T {
-        if let nested = value as? [String: Any] {
+    func target<T: Parsable>(_: T.Type, from value: JSONNode, key: String, map: MappingValues) throws -> T {
+        if case .object(let nested) = value {
             return try upsert(T.self, json: nested, keyPrefix: map.keyPrefix + key + ".")
         }
-        guard JSONScalar(value).isScalar else {
+        guard value.isScalar else {
             throw map.error(.notAnObject, key: key, value: value)
         }
-        guard let id = T.EntityID(jsonValue: value) else {
+        guard let id = value.converted(to: T.EntityID.self) else {
             throw map.error(.invalidID(expected: String(describing: T.EntityID.self)), key: key, value: value)
         }
+        if map.keyPrefix.isEmpty && !isKnown(T.self, id: id) { try prefetchTargets(T.self, key: key) }
         return try object(T.self, id: id)
+    }
+
+    private func isKnown<T: Parsable>(_: T.Type, id: T.EntityID) -> Bool {
+        let table = table(T.self)
+        return table.objects[id] != nil || table.fetched.contains(id)
+    }
+
+    /// Fetches, in batches, the `T`s that the top-level key `key` names by ID in every element of the
+    /// call: an array of items each linking a parent by ID would otherwise fetch each parent on its own.
+    private func prefetchTargets<T: Parsable>(_: T.Type, key: String) throws {
+        guard prefetchedKeys.insert("\(ObjectIdentifier(T.self))\u{1}\(key)").inserted else { return }
+        var ids: [T.EntityID] = []
+        func collect(_ node: JSONNode) {
+            switch node {
+            case .object(let nested): if let id = try? id(of: nested, as: T.self) { ids.append(id) }
+            case .array(let items): for item in items where !(item.isArray) { collect(item) }
+            default: if node.isScalar, let id = node.converted(to: T.EntityID.self) { ids.append(id) }
+            }
+        }
+        for element in elements {
+            guard case .object(let object) = element, case .value(let value) = JSONLookup(object, key) else { continue }
+            collect(value)
+        }
+        try prefetch(T.self, ids: ids)
     }
 
     /// Formatters for a list of date formats, POSIX locale, in `timeZone`; made once per call.
@@ -159,8 +208,4 @@ final class ParsingSession {
         formatters[cacheKey] = made
         return made
     }
-}
-
-extension JSONScalar {
-    var isScalar: Bool { if case .other = self { false } else { true } }
 }

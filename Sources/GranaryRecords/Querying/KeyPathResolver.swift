@@ -1,4 +1,5 @@
 import Granary
+import Synchronization
 
 /// Turns typed key paths rooted at an entity's class into the property names Granary's predicates use,
 /// checking that each step is a stored property (to-one relationships in the middle).
@@ -26,7 +27,26 @@ struct KeyPathResolver {
         self.model = model
     }
 
+    // @unchecked: a key path is an immutable value; only its class lacks the Sendable conformance.
+    private struct CacheKey: Hashable, @unchecked Sendable {
+        let model: ObjectIdentifier
+        let entity: String
+        let keyPath: AnyKeyPath
+    }
+
+    /// Key paths already resolved, per model and entity: resolving one prints it (Swift's description
+    /// of a key path demangles its types), which cost more than the fetch it was for.
+    private static let resolved = Mutex<[CacheKey: KeyPathExpr]>([:])
+
     func path(_ keyPath: AnyKeyPath) throws(KeyPathQueryError) -> KeyPathExpr {
+        let key = CacheKey(model: ObjectIdentifier(model), entity: entity.name, keyPath: keyPath)
+        if let names = Self.resolved.withLock({ $0[key] }) { return names }
+        let names = try resolve(keyPath)
+        Self.resolved.withLock { $0[key] = names }
+        return names
+    }
+
+    private func resolve(_ keyPath: AnyKeyPath) throws(KeyPathQueryError) -> KeyPathExpr {
         let refused = KeyPathQueryError.notAStoredProperty(entity: entity.name, keyPath: String(describing: keyPath))
         guard let names = KeyPathNames.components(of: keyPath, entity: entity, model: model), !names.isEmpty else { throw refused }
         // A step the probe did not see (`\User.orders.count`: a to-many's count, a computed property

@@ -44,7 +44,7 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
                              [--scale-objects N]
 
@@ -58,7 +58,9 @@ struct BenchOptions {
                           migration (a large store across one model change; only run when asked for), or
                           scale (object-level rows at --objects and --scale-objects employees; only run
                           when asked for), or upsert (a batch insert of --objects objects into a constrained
-                          entity, half existing, against GRDB's upsert; only run when asked for)
+                          entity, half existing, against GRDB's upsert; only run when asked for), or
+                          records (JSON imports of --objects objects by unique ID, and observed results
+                          hearing background saves, against GRDB; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --granary-only  object, scale and upsert tables: run Granary's column alone (for profiling; no
@@ -151,6 +153,9 @@ enum BenchTable: String, CaseIterable, Sendable {
     case scale
     /// A batch insert of `--objects` objects into a constrained entity, half existing, against GRDB's upsert.
     case upsert
+    /// GranaryRecords: JSON imports of `--objects` objects by unique ID (J1–J3) and a `Results` hearing of
+    /// background saves (R1), against GRDB's `JSONDecoder` + upsert and `ValueObservation`.
+    case records
 }
 
 /// Why the bench stopped before printing its table.

@@ -1,0 +1,274 @@
+import Foundation
+
+/// Reads JSON text (RFC 8259, UTF-8) straight into ``JSONNode``s.
+///
+/// Imports read their JSON through it rather than through `JSONSerialization`, whose output is
+/// `NSNumber`s and `NSDictionary`s that must be bridged again on every read. Text in UTF-16 or UTF-32
+/// (a byte-order mark, or a zero among the first bytes) goes through `JSONSerialization` instead.
+struct JSONReader {
+    /// How deep arrays and objects may nest: deeper text is refused, not read by unbounded recursion.
+    static let depthLimit = 512
+
+    struct Failure: Error {
+        var message: String
+        var offset: Int
+    }
+
+    /// The value of JSON text.
+    /// - Throws: `Failure` naming what was wrong and the byte offset where it was found.
+    static func read(_ data: Data) throws(Failure) -> JSONNode {
+        let bytes = [UInt8](data)
+        if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+            do {
+                return JSONNode(any: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+            } catch {
+                throw Failure(message: String(describing: error), offset: 0)
+            }
+        }
+        return try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
+            var reader = JSONReader(buffer)
+            // A UTF-8 byte-order mark is allowed and means nothing.
+            if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { reader.position = 3 }
+            reader.skipWhitespace()
+            let value = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.position == buffer.count else { throw reader.failure("unexpected text after the JSON value") }
+            return value
+        }
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
+    /// Scratch space for strings with escapes.
+    private var scratch: [UInt8] = []
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    private func failure(_ message: String) -> Failure {
+        Failure(message: message, offset: position)
+    }
+
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) throws(Failure) -> JSONNode {
+        guard position < bytes.count else { throw failure("unexpected end of text") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character '\(Character(Unicode.Scalar(bytes[position])))'")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw failure("unexpected end of text") }
+        let start = word.utf8Start
+        for i in 0..<count where bytes[position + i] != start[i] { throw failure("unknown literal") }
+        position += count
+    }
+
+    private mutating func object(depth: Int) throws(Failure) -> JSONNode {
+        guard depth <= Self.depthLimit else { throw failure("arrays and objects nested deeper than \(Self.depthLimit)") }
+        position += 1
+        var members: [String: JSONNode] = [:]
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+            let key = try string()
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
+            position += 1
+            skipWhitespace()
+            members[key] = try value(depth: depth)
+            skipWhitespace()
+            guard position < bytes.count else { throw failure("unexpected end of text in an object") }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"): position += 1; return .object(members)
+            default: throw failure("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws(Failure) -> JSONNode {
+        guard depth <= Self.depthLimit else { throw failure("arrays and objects nested deeper than \(Self.depthLimit)") }
+        position += 1
+        var elements: [JSONNode] = []
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value(depth: depth))
+            skipWhitespace()
+            guard position < bytes.count else { throw failure("unexpected end of text in an array") }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"): position += 1; return .array(elements)
+            default: throw failure("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        position += 1
+        let start = position
+        // Most strings have no escape: one scan, then one validated copy.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = try utf8(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw failure("a control character inside a string") }
+            position += 1
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return try scratch.withUnsafeBufferPointer { buffer throws(Failure) in try utf8(buffer) }
+            case UInt8(ascii: "\\"):
+                position += 1
+                guard position < bytes.count else { throw failure("unexpected end of text in an escape") }
+                let escaped = bytes[position]
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scratch.append(escaped)
+                case UInt8(ascii: "b"): scratch.append(0x08)
+                case UInt8(ascii: "f"): scratch.append(0x0C)
+                case UInt8(ascii: "n"): scratch.append(0x0A)
+                case UInt8(ascii: "r"): scratch.append(0x0D)
+                case UInt8(ascii: "t"): scratch.append(0x09)
+                case UInt8(ascii: "u"): try unicodeEscape()
+                default: throw failure("unknown escape '\\\(Character(Unicode.Scalar(escaped)))'")
+                }
+            default:
+                if byte < 0x20 { throw failure("a control character inside a string") }
+                scratch.append(byte)
+                position += 1
+            }
+        }
+        throw failure("unexpected end of text in a string")
+    }
+
+    /// A `\uXXXX` escape (the `\u` read), with a surrogate pair's second half when there is one.
+    private mutating func unicodeEscape() throws(Failure) {
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                throw failure("a lone surrogate in a \\u escape")
+            }
+            position += 2
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw failure("a lone surrogate in a \\u escape") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw failure("a lone surrogate in a \\u escape")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw failure("an invalid \\u escape") }
+        scratch.append(contentsOf: UTF8.encode(unicode)!)
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw failure("unexpected end of text in a \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("a \\u escape needs four hexadecimal digits")
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    private func utf8(_ buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> String {
+        guard let text = String(validating: buffer, as: UTF8.self) else { throw failure("a string that is not valid UTF-8") }
+        return text
+    }
+
+    private mutating func number() throws(Failure) -> JSONNode {
+        let start = position
+        var isInteger = true
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) else {
+            throw failure("a number needs a digit")
+        }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            let digits = position
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            guard position > digits else { throw failure("a number needs digits after '.'") }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            let digits = position
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            guard position > digits else { throw failure("a number needs digits in its exponent") }
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        if isInteger, let value = Self.integer(text) { return .int(value) }
+        // The grammar was checked above, so Swift's parser sees a well-formed number.
+        guard let value = Double(String(decoding: text, as: UTF8.self)) else { throw failure("a number out of range") }
+        return .double(value)
+    }
+
+    /// A decimal integer that fits in 64 bits, or nil.
+    private static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        let negative = text[0] == UInt8(ascii: "-")
+        if negative { index = 1 }
+        var magnitude: UInt64 = 0
+        while index < text.count {
+            let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(text[index] - UInt8(ascii: "0")))
+            if o1 || o2 { return nil }
+            magnitude = sum
+            index += 1
+        }
+        if negative {
+            return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+}
