@@ -14,9 +14,10 @@ import Foundation
 ///
 /// Semantics:
 /// - Moves are as few as possible: the surviving objects that kept their order relative to each other
-///   (a longest such run; of several, the one with the fewest objects the event reported changed) stay,
-///   every other surviving object moves. An object whose section changed always moves. A moved object
-///   that also changed is reported as a move only.
+///   (a longest such run; of several, the one with the fewest objects the event reported changed, and
+///   of those, the one whose objects come first in the new order) stay, every other surviving object
+///   moves. An object whose section changed always moves. A moved object that also changed is
+///   reported as a move only.
 /// - An update is an object the event reported as changed (edited, refreshed, merged) that survived
 ///   and stayed; its index path may still differ, by the inserts and deletes before it.
 /// - Sections are identified by name (a name that occurs twice, by name and occurrence). A surviving
@@ -170,34 +171,143 @@ extension FetchedResultsDifference {
     }
 
     /// The positions of a heaviest strictly increasing subsequence of `values` (distinct integers in
-    /// `0..<bound`), ascending: the one with the greatest total of `weights`. A Fenwick tree over the values
-    /// keeps, for each prefix of values, the heaviest run ending below it.
+    /// `0..<bound`), ascending: the one with the greatest total of `weights` (all positive), and of
+    /// several, the one whose positions come first (lexicographically smallest).
+    ///
+    /// The tie rule is the one that survives merging: when elements adjacent in both position and value
+    /// are merged into one weighted element (`forOneSection`), every heaviest run takes each merged group
+    /// whole or not at all, and the first such run of the merged sequence expands to the first of the
+    /// full one. A Fenwick tree over the reversed values gives, from the last element back, the heaviest
+    /// run starting at each element; the run is then read forwards, taking each time the first element
+    /// that still completes a heaviest run.
     static func heaviestIncreasingRun(_ values: [Int], weights: [Int], bound: Int) -> [Int] {
-        var tree = [(weight: Int, position: Int)](repeating: (0, -1), count: bound + 1)
-        var previous = [Int](repeating: -1, count: values.count)
-        var best = (weight: 0, position: -1)
-        for (i, value) in values.enumerated() {
-            var below = (weight: 0, position: -1)
-            var k = value
+        var tree = [Int](repeating: 0, count: bound + 1)
+        var heaviestFrom = [Int](repeating: 0, count: values.count)
+        var best = 0
+        for i in values.indices.reversed() {
+            // Slot `bound - value` holds runs starting at `value`: a prefix of slots is the runs above it.
+            var above = 0
+            var k = bound - values[i] - 1
             while k > 0 {
-                if tree[k].weight > below.weight { below = tree[k] }
+                above = max(above, tree[k])
                 k -= k & -k
             }
-            let total = below.weight + weights[i]
-            previous[i] = below.position
-            k = value + 1
+            let total = above + weights[i]
+            heaviestFrom[i] = total
+            best = max(best, total)
+            k = bound - values[i]
             while k <= bound {
-                if total > tree[k].weight { tree[k] = (total, i) }
+                tree[k] = max(tree[k], total)
                 k += k & -k
             }
-            if total > best.weight { best = (total, i) }
         }
         var run: [Int] = []
-        var k = best.position
-        while k >= 0 {
-            run.append(k)
-            k = previous[k]
+        var remaining = best
+        var floor = Int.min
+        var i = 0
+        while remaining > 0 && i < values.count {
+            if values[i] > floor && heaviestFrom[i] == remaining {
+                run.append(i)
+                remaining -= weights[i]
+                floor = values[i]
+            }
+            i += 1
         }
-        return run.reversed()
+        return run
+    }
+}
+
+extension FetchedResultsDifference {
+    /// An object of a one-section list that was taken out and put back by the sort: its old and new
+    /// index, and whether the event reported it changed.
+    struct Replaced {
+        var old: Int
+        var new: Int
+        var isChanged: Bool
+    }
+
+    /// The difference `between(old:new:changed:)` gives for one section (named the same before and
+    /// after) whose objects all kept their relative order except the few named: `deleted` (old indexes)
+    /// left, `inserted` (new indexes) arrived, `replaced` were put in place again. No other object may be
+    /// one the event reported changed. Work is proportional to the named objects, plus the objects that
+    /// move; the per-object changes carry old indexes for deletions and new indexes otherwise as `id`.
+    ///
+    /// The unnamed objects fall into blocks that no named object splits, in the old order or in the new:
+    /// each block moves or stays whole (see `heaviestIncreasingRun`), so the run is found on the blocks
+    /// and the named objects alone, each block weighing as much as its objects together.
+    static func forOneSection(oldCount: Int, deleted: [Int], inserted: [Int], replaced: [Replaced])
+        -> (difference: FetchedResultsDifference, changes: [ObjectChange<Int>])
+    {
+        let fixedCount = oldCount - deleted.count - replaced.count
+        // Old and new indexes of the named objects, ascending: the gaps between them are the fixed objects.
+        let oldNamed = (deleted + replaced.map(\.old)).sorted()
+        let newNamed = (inserted + replaced.map(\.new)).sorted()
+        /// How many of `sorted` are below `index`.
+        func count(below index: Int, in sorted: [Int]) -> Int {
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let mid = (low + high) / 2
+                if sorted[mid] < index { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        // Fixed objects are numbered 0..<fixedCount in their (common) order; a replaced object sits after
+        // `fixedBefore` of them in the old order, and after `fixedAfter` of them in the new.
+        let fixedBefore = replaced.map { $0.old - count(below: $0.old, in: oldNamed) }
+        let fixedAfter = replaced.map { $0.new - count(below: $0.new, in: newNamed) }
+        let cuts = Array(Set(fixedBefore + fixedAfter + [0, fixedCount])).sorted()
+        let blocks = zip(cuts, cuts.dropFirst()).map { $0..<$1 }.filter { !$0.isEmpty }
+
+        // Elements: blocks first (0..<blocks.count), then the replaced objects. A replaced object with
+        // `s` fixed objects before it comes before the block starting at `s`.
+        let elementCount = blocks.count + replaced.count
+        func key(_ e: Int, _ fixed: [Int], _ index: (Replaced) -> Int) -> (Int, Int, Int) {
+            e < blocks.count ? (blocks[e].lowerBound, 1, 0) : (fixed[e - blocks.count], 0, index(replaced[e - blocks.count]))
+        }
+        let oldOrder = (0..<elementCount).sorted { key($0, fixedBefore, \.old) < key($1, fixedBefore, \.old) }
+        let newOrder = (0..<elementCount).sorted { key($0, fixedAfter, \.new) < key($1, fixedAfter, \.new) }
+        var oldRank = [Int](repeating: 0, count: elementCount)
+        for (rank, e) in oldOrder.enumerated() { oldRank[e] = rank }
+        // The weights `between` gives each candidate, summed over a block.
+        let length = fixedCount + replaced.count + 1
+        let weights = newOrder.map { e in
+            e < blocks.count ? blocks[e].count * (length + 1) : (replaced[e - blocks.count].isChanged ? length : length + 1)
+        }
+        var staying = [Bool](repeating: false, count: elementCount)
+        for i in heaviestIncreasingRun(newOrder.map { oldRank[$0] }, weights: weights, bound: elementCount) { staying[newOrder[i]] = true }
+
+        var moves: [ObjectChange<Int>] = []
+        var updates: [ObjectChange<Int>] = []
+        for (r, object) in replaced.enumerated() {
+            if !staying[blocks.count + r] {
+                moves.append(ObjectChange(id: object.new, type: .move, old: IndexPath(item: object.old, section: 0),
+                                          new: IndexPath(item: object.new, section: 0)))
+            } else if object.isChanged {
+                updates.append(ObjectChange(id: object.new, type: .update, old: IndexPath(item: object.old, section: 0),
+                                            new: IndexPath(item: object.new, section: 0)))
+            }
+        }
+        for (b, block) in blocks.enumerated() where !staying[b] {
+            // The fixed object numbered j is the j-th index not named, in each order.
+            var o = count(below: block.lowerBound, in: oldNamed)
+            var n = count(below: block.lowerBound, in: newNamed)
+            for j in block {
+                while o < oldNamed.count && oldNamed[o] <= j + o { o += 1 }
+                while n < newNamed.count && newNamed[n] <= j + n { n += 1 }
+                moves.append(ObjectChange(id: j + n, type: .move, old: IndexPath(item: j + o, section: 0), new: IndexPath(item: j + n, section: 0)))
+            }
+        }
+        moves.sort { $0.id < $1.id }
+        updates.sort { $0.id < $1.id }
+        let deletes = deleted.sorted().map { ObjectChange(id: $0, type: .delete, old: IndexPath(item: $0, section: 0), new: nil) }
+        let inserts = inserted.sorted().map { ObjectChange(id: $0, type: .insert, old: nil, new: IndexPath(item: $0, section: 0)) }
+
+        var difference = FetchedResultsDifference()
+        difference.deleted = deletes.map { $0.old! }
+        difference.inserted = inserts.map { $0.new! }
+        difference.moved = moves.map { Move(from: $0.old!, to: $0.new!) }
+        difference.updated = updates.map { $0.new! }
+        return (difference, deletes + inserts + moves + updates)
     }
 }
