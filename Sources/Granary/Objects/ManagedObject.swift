@@ -165,7 +165,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// Whether writing `canonical` at `i` would change nothing and the context asks to skip such writes.
     private func isUnchangedWrite(_ canonical: Any?, at i: Int, _ type: AttributeType?) -> Bool {
-        guard let context = managedObjectContext, context.ignoresUnchangedWrites else { return false }
+        // An inserted object's writes are no update to report; comparing them would only cost.
+        guard !insertedState, let context = managedObjectContext, context.ignoresUnchangedWrites else { return false }
         fireFaultIfNeeded()
         return ManagedObjectContext.same(values[i], canonical, as: type)
     }
