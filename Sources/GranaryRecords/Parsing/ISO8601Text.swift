@@ -3,6 +3,12 @@ import Foundation
 /// The ISO 8601 date-times web services send (`2026-01-02T03:04:05Z`, with fractional seconds, with a
 /// `±hh:mm` offset), read without a formatter: Foundation's ISO 8601 parsing costs microseconds a date,
 /// more than the rest of an imported object. Any other form returns nil and is left to Foundation.
+///
+/// It reads a subset of what Foundation's `Date.ISO8601FormatStyle` reads, to the same instant: the
+/// conversion falls back to Foundation, so a form read here that Foundation refuses (a lowercase `t`, a
+/// decimal comma, more than nine fraction digits, an offset beyond ±18:00) would quietly widen what
+/// imports accept. Years before 1583 are left to Foundation too: its calendar is Julian before the
+/// Gregorian reform (1582-10-15), and services' "zero" dates (`0001-01-01T00:00:00Z`) must read as before.
 enum ISO8601Text {
     static func date(_ text: String) -> Date? {
         var text = text
@@ -21,27 +27,26 @@ enum ISO8601Text {
             }
             return value
         }
-        guard s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t"),
+        guard s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"), s[10] == UInt8(ascii: "T"),
               s[13] == UInt8(ascii: ":"), s[16] == UInt8(ascii: ":"),
               let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
               let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2),
-              (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+              year > 1582, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
               hour <= 23, minute <= 59, second <= 59
         else { return nil }
         var index = 19
         var fraction = 0.0
-        if s[index] == UInt8(ascii: ".") || s[index] == UInt8(ascii: ",") {
+        if s[index] == UInt8(ascii: ".") {
             index += 1
             var numerator = 0
             var denominator = 1
             let first = index
             while index < s.count, s[index] >= 48, s[index] <= 57 {
-                // Digits beyond nanoseconds cannot change a Double's value here.
-                if index - first < 9 {
-                    numerator = numerator * 10 + Int(s[index]) - 48
-                    denominator *= 10
-                }
+                numerator = numerator * 10 + Int(s[index]) - 48
+                denominator *= 10
                 index += 1
+                // Foundation refuses more than nanoseconds.
+                guard index - first <= 9 else { return nil }
             }
             guard index > first else { return nil }
             fraction = Double(numerator) / Double(denominator)
@@ -63,6 +68,8 @@ enum ISO8601Text {
                 minutes = m
                 index += 2
             }
+            // Foundation's limit (TimeZone's).
+            guard hours * 60 + minutes <= 18 * 60 else { return nil }
             offset = sign * (hours * 3_600 + minutes * 60)
         default:
             return nil

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Imports read their JSON through it rather than through `JSONSerialization`, whose output is
 /// `NSNumber`s and `NSDictionary`s that must be bridged again on every read. Text in UTF-16 or UTF-32
-/// (a byte-order mark, or a zero among the first bytes) goes through `JSONSerialization` instead.
+/// (a byte-order mark, or a zero among the first bytes) is converted to UTF-8 first, and read the same way:
+/// handing it to `JSONSerialization` instead gave other values for the same document (strings lose a
+/// U+FEFF, long numbers are a few ulps off, trailing commas pass).
 struct JSONReader {
     /// How deep arrays and objects may nest: deeper text is refused, not read by unbounded recursion.
     static let depthLimit = 512
@@ -16,16 +18,35 @@ struct JSONReader {
 
     /// The value of JSON text.
     /// - Throws: `Failure` naming what was wrong and the byte offset where it was found.
+    ///   In UTF-16 or UTF-32 text, the offset counts the bytes of its UTF-8 form.
     static func read(_ data: Data) throws(Failure) -> JSONNode {
-        let bytes = [UInt8](data)
-        if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
-            do {
-                return JSONNode(any: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
-            } catch {
-                throw Failure(message: String(describing: error), offset: 0)
+        if let encoding = wideEncoding(data) {
+            guard let text = String(data: data, encoding: encoding) else {
+                let name = encoding == .utf32BigEndian || encoding == .utf32LittleEndian ? "UTF-32" : "UTF-16"
+                throw Failure(message: "text that is not valid \(name)", offset: 0)
             }
+            // A byte-order mark the decoding keeps is U+FEFF here, which the UTF-8 reading skips.
+            return try read(utf8: Array(text.utf8))
         }
-        return try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
+        return try read(utf8: [UInt8](data))
+    }
+
+    /// The encoding of text that is not UTF-8, from its first bytes (RFC 4627 §3, and byte-order marks).
+    private static func wideEncoding(_ data: Data) -> String.Encoding? {
+        guard data.count >= 2 else { return nil }
+        // Past the end counts as a byte that is not zero.
+        func byte(_ i: Int) -> UInt8 { i < data.count ? data[data.startIndex + i] : 1 }
+        switch (byte(0), byte(1), byte(2), byte(3)) {
+        case (0, 0, 0xFE, 0xFF), (0, 0, 0, _): return .utf32BigEndian
+        case (0xFF, 0xFE, 0, 0), (_, 0, 0, 0): return .utf32LittleEndian
+        case (0xFE, 0xFF, _, _), (0, _, _, _): return .utf16BigEndian
+        case (0xFF, 0xFE, _, _), (_, 0, _, _): return .utf16LittleEndian
+        default: return nil
+        }
+    }
+
+    private static func read(utf8 bytes: [UInt8]) throws(Failure) -> JSONNode {
+        try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
             var reader = JSONReader(buffer)
             // A UTF-8 byte-order mark is allowed and means nothing.
             if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { reader.position = 3 }
@@ -167,7 +188,8 @@ struct JSONReader {
                 case UInt8(ascii: "r"): scratch.append(0x0D)
                 case UInt8(ascii: "t"): scratch.append(0x09)
                 case UInt8(ascii: "u"): try unicodeEscape()
-                default: throw failure("unknown escape '\\\(Character(Unicode.Scalar(escaped)))'")
+                // At the backslash.
+                default: throw Failure(message: "unknown escape '\\\(Character(Unicode.Scalar(escaped)))'", offset: position - 2)
                 }
             default:
                 if byte < 0x20 { throw failure("a control character inside a string") }
@@ -249,7 +271,10 @@ struct JSONReader {
         let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
         if isInteger, let value = Self.integer(text) { return .int(value) }
         // The grammar was checked above, so Swift's parser sees a well-formed number.
-        guard let value = Double(String(decoding: text, as: UTF8.self)) else { throw failure("a number out of range") }
+        // Swift's parser gives infinity for a number beyond Double's range; Foundation refuses it, and so do we.
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+            throw Failure(message: "a number beyond the range of Double", offset: start)
+        }
         return .double(value)
     }
 

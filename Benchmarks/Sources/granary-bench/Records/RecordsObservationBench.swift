@@ -10,8 +10,8 @@ import Synchronization
 /// A store of `observed` items is shown whole, sorted by ID, on the main queue: Granary through a
 /// `Results<FeedItem>` on the store manager's main context, GRDB through a `ValueObservation` of the same
 /// query scheduled on the main queue. A background thread then makes `saves` saves, each changing one
-/// item's score, and waits for the main queue to hear of each before the next. Two spans per save: from
-/// the start of the save (durable commit included) and from its return, to the change closure.
+/// item's score, and waits for the main queue to hear of each before the next: the span runs from the
+/// start of the save (durable commit included) to the change closure.
 struct RecordsObservationBench {
     let options: BenchOptions
     let scratch: ScratchDirectory
@@ -22,8 +22,6 @@ struct RecordsObservationBench {
     struct Spans: Sendable {
         /// From the start of the save to the change closure, per save.
         var fromStart: [Duration] = []
-        /// From the save's return to the change closure, per save.
-        var fromCommit: [Duration] = []
     }
 
     struct Result {
@@ -85,10 +83,8 @@ struct RecordsObservationBench {
                         byID[id]!.score += 1
                         let start = clock.now
                         try background.save()
-                        let committed = clock.now
                         let at = heard.wait(for: Double(k + 1))
                         spans.fromStart.append(at - start)
-                        spans.fromCommit.append(at - committed)
                     }
                     return spans
                 }
@@ -131,10 +127,8 @@ struct RecordsObservationBench {
                     try writer.write { db in
                         try db.execute(sql: "UPDATE feedItem SET score = score + 1 WHERE id = ?", arguments: [id])
                     }
-                    let committed = clock.now
                     let at = heard.wait(for: Double(k + 1) - 0.25)
                     spans.fromStart.append(at - start)
-                    spans.fromCommit.append(at - committed)
                 }
                 return spans
             }

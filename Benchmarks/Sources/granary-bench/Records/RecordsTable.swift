@@ -30,8 +30,6 @@ enum RecordsTable {
             let lines: [(String, KeyPath<RecordsObservationBench.Spans, [Duration]>, Double)] = [
                 ("R1. save start → change closure, median", \.fromStart, 0.5),
                 ("R1. save start → change closure, worst", \.fromStart, 1.0),
-                ("R1b. save returned → change closure, median", \.fromCommit, 0.5),
-                ("R1b. save returned → change closure, worst", \.fromCommit, 1.0),
             ]
             for (title, path, p) in lines {
                 let mine = percentile(granary[keyPath: path], p)
@@ -54,7 +52,7 @@ enum RecordsTable {
         }
         if let observation {
             notes += [
-                "R1: \(Format.grouped(Double(observation.observed))) items shown sorted by ID, on the main queue: Granary `Results<FeedItem>` on the manager's main context, change closure from `registerForChanges`; GRDB `ValueObservation.tracking { Item.order(id).fetchAll }` scheduled `.async(onQueue: .main)`. A background thread makes \(Format.grouped(Double(observation.saves))) saves of one changed score each (Granary: a background context of the manager's stack; GRDB: an `UPDATE` in a write transaction), waiting for the main queue to hear of each. R1 times from the start of the save, durable commit included; R1b from the save's return. The main thread serves its run loop throughout.",
+                "R1: \(Format.grouped(Double(observation.observed))) items shown sorted by ID, on the main queue: Granary `Results<FeedItem>` on the manager's main context, change closure from `registerForChanges`; GRDB `ValueObservation.tracking { Item.order(id).fetchAll }` scheduled `.async(onQueue: .main)`. A background thread makes \(Format.grouped(Double(observation.saves))) saves of one changed score each (Granary: a background context of the manager's stack; GRDB: an `UPDATE` in a write transaction), waiting for the main queue to hear of each. Each span runs from the start of the save (durable commit included) to the change closure: the main queue may hear of a save before the saving thread returns from it, so a span from the save's return would say nothing. The main thread serves its run loop throughout.",
             ]
         }
         notes.append("Ratio: GRDB records' time ÷ Granary's; above 1 means Granary is faster.")
