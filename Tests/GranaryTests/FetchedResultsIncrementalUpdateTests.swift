@@ -84,6 +84,8 @@ import Testing
         case bySalaryThenEmail
         /// Salaries only, descending: most objects tie, and ties keep their earlier order.
         case bySalaryDescending
+        /// Names, ignoring case and accents, digits as numbers: many names tie without being equal.
+        case byNameLocalized
     }
 
     static func request(_ order: Order) -> FetchRequest<Employee> {
@@ -92,6 +94,7 @@ import Testing
         switch order {
         case .bySalaryThenEmail: request.sortKeys = [SortKey("salary"), SortKey("email")]
         case .bySalaryDescending: request.sortKeys = [SortKey("salary", ascending: false)]
+        case .byNameLocalized: request.sortKeys = [SortKey("name", comparison: .localized)]
         }
         return request
     }
@@ -115,14 +118,15 @@ import Testing
         var serial = 0
         var log: [String] = []
         let salaries = [10, 20, 30, 40, 50]
+        let names = ["Ann", "ann", "Émile", "emile", "N2", "n10", "Zoë", "zoe"]
 
         func insert(into context: ManagedObjectContext, _ r: inout Random) {
             serial += 1
             let e = Employee(context: context)
-            e.name = "N\(serial)"
+            e.name = r.pick(names)
             e.email = "n\(serial)@x.io"
             e.salary = r.pick(salaries)
-            log.append("insert n\(serial) \(e.salary)")
+            log.append("insert n\(serial) \(e.name) \(e.salary)")
         }
 
         /// One random edit: an insert, a delete, a salary change (the sort key; to 20, out of the
@@ -156,8 +160,8 @@ import Testing
                 }
             default:
                 let e = r.pick(live)
-                e.name = e.name + "'"
-                log.append("rename \(e.email!)")
+                e.name = r.bool() ? e.name + "'" : r.pick(names)
+                log.append("rename \(e.email!) \(e.name)")
             }
         }
 

@@ -84,6 +84,9 @@ extension FetchedResultsControllerDelegate {
 ///   objects of other entities and the predicate, sort or section key path goes through a relationship
 ///   (or is a `#Predicate`/`SortDescriptor` the store cannot run), or the request has a `fetchLimit` or
 ///   `fetchOffset`, the request is fetched again instead, so that changes of related objects count.
+///   Without sections and with a sort on attributes, an event that names few of the results costs time
+///   in proportion to the objects it names (binary searches), not to the results: about 40 µs for one
+///   object of 10,000 (release build), against 13 ms for comparing the results whole.
 /// - **Order.** The request's sort; objects that tie keep their previous relative order, and objects
 ///   that tie with ones already there come after them. `fetchedObjects` is the sections concatenated.
 /// - **Sections.** With a `sectionNameKeyPath` (an attribute, possibly through to-one relationships),
