@@ -106,6 +106,8 @@ struct JSONReader {
         guard depth <= Self.depthLimit else { throw failure("arrays and objects nested deeper than \(Self.depthLimit)") }
         position += 1
         var members: [String: JSONNode] = [:]
+        // Objects from web services are mostly small: growing from empty rehashed each one three times.
+        members.reserveCapacity(8)
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -155,16 +157,20 @@ struct JSONReader {
     private mutating func string() throws(Failure) -> String {
         position += 1
         let start = position
-        // Most strings have no escape: one scan, then one validated copy.
+        // Most strings have no escape: one scan, then one copy, validated only when not ASCII (ASCII is
+        // valid UTF-8 by construction).
+        var highBits: UInt8 = 0
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = try utf8(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                let text = highBits < 0x80 ? String(decoding: slice, as: UTF8.self) : try utf8(slice)
                 position += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("a control character inside a string") }
+            highBits |= byte
             position += 1
         }
         scratch.removeAll(keepingCapacity: true)

@@ -60,8 +60,15 @@ final class ParsingSession {
         return key
     }
 
+    private var entityNames: [ObjectIdentifier: String] = [:]
+
+    /// Named once per class: every mapped object's `MappingValues` carries it for error messages.
     private func entityName<T: Parsable>(_: T.Type) -> String {
-        context.model?.entity(for: T.self)?.name ?? String(describing: T.self)
+        let k = ObjectIdentifier(T.self)
+        if let name = entityNames[k] { return name }
+        let name = context.model?.entity(for: T.self)?.name ?? String(describing: T.self)
+        entityNames[k] = name
+        return name
     }
 
     private func idName<T: Parsable>(_: T.Type) throws -> String {
