@@ -223,7 +223,11 @@ import Testing
         func isAllowedWhileStale(_ edits: [Edit], in editor: Editor) -> Bool {
             guard !editor.stale.isEmpty else { return true }
             if edits.count == 1, case .delete(let name) = edits[0], editor.stale.contains(name), view.isPresent(name) {
-                guard let copy = copy(of: name, in: editor) else { return false }
+                // After an earlier stale delete in this batch, the store's cascades through members this
+                // context never saw change objects it still shows unchanged: a second stale delete's
+                // rules (a deny rule counting such a member, read from the store when the copy is a
+                // fault) would then be judged otherwise by the context than by the model.
+                guard editor.unseen.isEmpty, let copy = copy(of: name, in: editor) else { return false }
                 let node = view.nodes[name]!
                 for spec in RuleGraph.relationships(of: node.entity) {
                     let seen = spec.isToMany ? copy.toMany[spec.name] ?? [] : copy.toOne[spec.name].map { [$0] } ?? []
@@ -254,10 +258,21 @@ import Testing
             var after = view
             var involved = Set<String>()
             for edit in edits where isPerformable(edit, in: after) {
+                // A delete's rules read its members as the context has them (a deny rule counts them),
+                // so those must be up to date here too, and not changed by an earlier stale delete's
+                // unseen cascade: the context would count a member the store's cascade removes.
+                if case .delete(let name) = edit, let node = after.nodes[name] {
+                    let copy = self.copy(of: name, in: editor)
+                    for spec in RuleGraph.relationships(of: node.entity) {
+                        involved.formUnion(after.members(name, spec))
+                        if let copy { involved.formUnion(spec.isToMany ? copy.toMany[spec.name] ?? [] : copy.toOne[spec.name].map { [$0] } ?? []) }
+                    }
+                }
                 apply(edit, to: &after)
                 involved.formUnion(edit.names)
             }
-            return !involved.union(touched(from: view, to: after)).contains(where: editor.stale.contains)
+            let reached = involved.union(touched(from: view, to: after))
+            return !reached.contains(where: editor.stale.contains) && !reached.contains(where: editor.unseen.contains)
         }
 
         /// A graph as a context's check compares it: unordered sets sorted, a deleted object by its
