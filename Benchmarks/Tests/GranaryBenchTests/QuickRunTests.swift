@@ -91,6 +91,18 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
     }
 
+    @Test func onlyRecordsPrintsEveryRowWithItsPeer() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "records", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(output.contains("### Records"))
+        for prefix in ["| J1. ", "| J2. ", "| J3. ", "| K1. ", "| R1. "] {
+            let row = lines.first { $0.hasPrefix(prefix) }
+            #expect(row != nil && row.map { !$0.contains("—") } == true, "no complete \(prefix) row")
+        }
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+
     @Test func onlyScalePrintsEachRowAtBothSizes() throws {
         let (status, output) = try Self.run(["--quick", "--only", "scale", "--markdown"])
         #expect(status == 0)
