@@ -348,13 +348,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// Appends an ID to a to-many relationship unless it is there already.
     func addMember(_ id: ManagedObjectID, at i: Int) {
-        // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
-        fireFaultIfNeeded()
-        // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
-        var members = memberSets.removeValue(forKey: i)
-        keepsMemberSets = true
-        defer { keepsMemberSets = false }
-        mutateIDs(at: i) { ids in
+        mutateMembers(at: i) { ids, members in
             guard ids.count >= Self.memberSetThreshold else {
                 members = nil
                 if ids.contains(id) { return false }
@@ -366,6 +360,18 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             ids.append(id)
             return true
         }
+    }
+
+    /// `mutateIDs` for an edit that keeps the relationship's member set up to date itself (nil when
+    /// there is none), so that the write does not drop it.
+    private func mutateMembers(at i: Int, _ body: (inout [ManagedObjectID], inout Set<ManagedObjectID>?) -> Bool) {
+        // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
+        fireFaultIfNeeded()
+        // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
+        var members = memberSets.removeValue(forKey: i)
+        keepsMemberSets = true
+        defer { keepsMemberSets = false }
+        mutateIDs(at: i) { ids in body(&ids, &members) }
         if let members { memberSets[i] = members }
     }
 
@@ -401,18 +407,13 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// an import that moves objects between owners adds and removes in turn, and dropping the set on
     /// each removal would rebuild it on each addition.
     func removeID(_ id: ManagedObjectID, at i: Int) {
-        fireFaultIfNeeded()
-        var members = memberSets.removeValue(forKey: i)
-        keepsMemberSets = true
-        defer { keepsMemberSets = false }
-        mutateIDs(at: i) { ids in
+        mutateMembers(at: i) { ids, members in
             if let known = members, !known.contains(id) { return false }
             guard let k = ids.firstIndex(of: id) else { return false }
             ids.remove(at: k)
             members?.remove(id)
             return true
         }
-        if let members { memberSets[i] = members }
     }
 
     // MARK: Faulting

@@ -116,31 +116,29 @@ struct UniquenessCheck {
     /// null in the index are left out. One hash lookup per row, of the value itself for a one-column
     /// index (the common case: an ID), since hashing an array per row dominated large saves.
     private static func groups(_ members: [Int], of written: [Written], by index: UniqueIndex) -> [(key: [Value], members: [Int])] {
-        var buckets: [(key: [Value], members: [Int])] = []
         if index.positions.count == 1 {
             let p = index.positions[0]
-            var slots: [Value: Int] = [:]
-            slots.reserveCapacity(members.count)
-            for i in members {
+            // `Value` is nil-literal expressible: spelled out, so that a null is no key rather than `.null`.
+            return bucket(members) { i -> Value? in
                 let value = written[i].row[p]
-                if value.isNull { continue }
-                if let slot = slots[value] {
-                    buckets[slot].members.append(i)
-                } else {
-                    slots[value] = buckets.count
-                    buckets.append(([value], [i]))
-                }
-            }
-        } else {
-            var slots: [[Value]: Int] = [:]
-            for i in members {
-                guard let key = index.key(of: written[i].row) else { continue }
-                if let slot = slots[key] {
-                    buckets[slot].members.append(i)
-                } else {
-                    slots[key] = buckets.count
-                    buckets.append((key, [i]))
-                }
+                return value.isNull ? Optional<Value>.none : value
+            }.map { ([$0.key], $0.members) }
+        }
+        return bucket(members) { index.key(of: written[$0].row) }
+    }
+
+    /// `members` grouped by `key` (members without one left out), in the order each key first appears.
+    private static func bucket<Key: Hashable>(_ members: [Int], key: (Int) -> Key?) -> [(key: Key, members: [Int])] {
+        var buckets: [(key: Key, members: [Int])] = []
+        var slots: [Key: Int] = [:]
+        slots.reserveCapacity(members.count)
+        for i in members {
+            guard let k = key(i) else { continue }
+            if let slot = slots[k] {
+                buckets[slot].members.append(i)
+            } else {
+                slots[k] = buckets.count
+                buckets.append((k, [i]))
             }
         }
         return buckets
