@@ -68,8 +68,6 @@ enum JSONNode {
         }
     }
 
-    var isArray: Bool { if case .array = self { true } else { false } }
-
     /// Whether this is a scalar (a bare ID can be one), not a container or null.
     var isScalar: Bool {
         switch self {

@@ -195,16 +195,7 @@ extension MappedValue {
         if case .array(let array) = value { items = array } else { items = [value] }
         if items.count > 1 {
             // One IN query for the members' IDs instead of one fetch each; bad members are reported below.
-            var ids: [T.EntityID] = []
-            ids.reserveCapacity(items.count)
-            for item in items {
-                if case .object(let nested) = item {
-                    if let id = try? map.session.id(of: nested, as: T.self) { ids.append(id) }
-                } else if let id = item.converted(to: T.EntityID.self) {
-                    ids.append(id)
-                }
-            }
-            try map.session.prefetch(T.self, ids: ids)
+            try map.session.prefetch(T.self, ids: map.session.targetIDs(value, as: T.self))
         }
         var result: [T] = []
         result.reserveCapacity(items.count)

@@ -10,9 +10,15 @@ final class ParsingSession {
     let context: ManagedObjectContext
     /// Per class, its objects by ID and the IDs a batch fetch found absent from the store (a miss there
     /// needs no fetch). Typed, so that a lookup hashes the ID itself rather than an `AnyHashable` box.
+    /// What the call learned of one class: its objects by ID, the IDs found absent, its names (looked up
+    /// once, not per object), and the top-level keys whose targets were fetched across the elements.
     private final class Known<T: Parsable> {
         var objects: [T.EntityID: T] = [:]
         var fetched: Set<T.EntityID> = []
+        var entityName: String?
+        var idName: String?
+        var jsonKey: String?
+        var prefetchedKeys: Set<String> = []
     }
     private var known: [ObjectIdentifier: AnyObject] = [:]
     /// The last class looked up, and its table: an import reads one class many times in a row.
@@ -31,14 +37,10 @@ final class ParsingSession {
         lastKnown = (k, table)
         return table
     }
-    private var idNames: [ObjectIdentifier: String] = [:]
-    private var jsonKeys: [ObjectIdentifier: String] = [:]
     private var formatters: [String: [DateFormatter]] = [:]
     /// The call's top-level elements, so that a relationship met in one element can have its targets
     /// fetched for all of them at once.
     var elements: [JSONNode] = []
-    /// Top-level keys whose targets were fetched across `elements`, per class.
-    private var prefetchedKeys: Set<String> = []
     private var depth = 0
     /// Whether every pending change of the context comes from this session (the `parse` entry points
     /// require a context without changes): then each object inserted meanwhile is in `objects`, and
@@ -51,35 +53,33 @@ final class ParsingSession {
     }
 
     func jsonKey<T: Parsable>(_: T.Type) -> String {
-        let k = ObjectIdentifier(T.self)
-        if let key = jsonKeys[k] { return key }
+        let table = table(T.self)
+        if let key = table.jsonKey { return key }
         // An empty key is the default's answer when no live model bound the class: the context's has.
         var key = T.jsonKey
         if key.isEmpty, let name = try? idName(T.self) { key = name }
-        jsonKeys[k] = key
+        table.jsonKey = key
         return key
     }
 
-    private var entityNames: [ObjectIdentifier: String] = [:]
-
-    /// Named once per class: every mapped object's `MappingValues` carries it for error messages.
+    /// Every mapped object's `MappingValues` carries it, for error messages.
     private func entityName<T: Parsable>(_: T.Type) -> String {
-        let k = ObjectIdentifier(T.self)
-        if let name = entityNames[k] { return name }
+        let table = table(T.self)
+        if let name = table.entityName { return name }
         let name = context.model?.entity(for: T.self)?.name ?? String(describing: T.self)
-        entityNames[k] = name
+        table.entityName = name
         return name
     }
 
     private func idName<T: Parsable>(_: T.Type) throws -> String {
-        let k = ObjectIdentifier(T.self)
-        if let name = idNames[k] { return name }
+        let table = table(T.self)
+        if let name = table.idName { return name }
         guard let model = context.model, let entity = model.entity(for: T.self),
               let parts = KeyPathNames.components(of: T.idKeyPath, entity: entity, model: model) else {
             throw ParsingError(.unknownEntity, entity: String(describing: T.self))
         }
         let name = parts.joined(separator: ".")
-        idNames[k] = name
+        table.idName = name
         return name
     }
 
@@ -185,20 +185,24 @@ final class ParsingSession {
     /// Fetches, in batches, the `T`s that the top-level key `key` names by ID in every element of the
     /// call: an array of items each linking a parent by ID would otherwise fetch each parent on its own.
     private func prefetchTargets<T: Parsable>(_: T.Type, key: String) throws {
-        guard prefetchedKeys.insert("\(ObjectIdentifier(T.self))\u{1}\(key)").inserted else { return }
+        guard table(T.self).prefetchedKeys.insert(key).inserted else { return }
         var ids: [T.EntityID] = []
-        func collect(_ node: JSONNode) {
-            switch node {
-            case .object(let nested): if let id = try? id(of: nested, as: T.self) { ids.append(id) }
-            case .array(let items): for item in items where !(item.isArray) { collect(item) }
-            default: if node.isScalar, let id = node.converted(to: T.EntityID.self) { ids.append(id) }
-            }
-        }
         for element in elements {
             guard case .object(let object) = element, case .value(let value) = JSONLookup(object, key) else { continue }
-            collect(value)
+            ids += targetIDs(value, as: T.self)
         }
         try prefetch(T.self, ids: ids)
+    }
+
+    /// The IDs of the `T`s a relationship's JSON value names: a nested object's ID, a bare ID, or those of
+    /// an array of either; what cannot be read is left out (mapping the value reports it).
+    func targetIDs<T: Parsable>(_ value: JSONNode, as _: T.Type) -> [T.EntityID] {
+        let items: [JSONNode]
+        if case .array(let array) = value { items = array } else { items = [value] }
+        return items.compactMap { item in
+            if case .object(let nested) = item { return try? id(of: nested, as: T.self) }
+            return item.isScalar ? item.converted(to: T.EntityID.self) : nil
+        }
     }
 
     /// Formatters for a list of date formats, POSIX locale, in `timeZone`; made once per call.
