@@ -52,6 +52,16 @@ import Testing
         }
     }
 
+    /// A store written with version 1, and the options that open it at version 2 through `mapping`.
+    func writtenV1(migratingWith mapping: MappingModel) throws -> (store: MigrationHarness, bundle: XcodeModelBundle, options: PersistentStore.Options) {
+        let bundle = try Self.bundle()
+        let store = MigrationHarness()
+        _ = try writeV1(store, bundle)
+        var options = PersistentStore.Options()
+        options.migration.mappingModels = [mapping]
+        return (store, bundle, options)
+    }
+
     @Test func movesAttributesIntoANewRelatedEntity() throws {
         let bundle = try Self.bundle()
         let store = MigrationHarness()
@@ -96,15 +106,11 @@ import Testing
     }
 
     @Test func aPolicyFunctionRegisteredByClassNameComputesValues() throws {
-        let bundle = try Self.bundle()
         let upper = MappingModel.PropertyMapping(name: "city", valueExpression: try MappingExpression(parsing: #"FUNCTION($entityPolicy, "upper:", $source.city)"#))
         var mapping = try Self.mappingModel()
         mapping.entityMappings[1].migrationPolicyClassName = "App.AddressPolicy"
         mapping.entityMappings[1].attributeMappings = [mapping.entityMappings[1].attributeMappings[0], upper]
-        let store = MigrationHarness()
-        _ = try writeV1(store, bundle)
-        var options = PersistentStore.Options()
-        options.migration.mappingModels = [mapping]
+        var (store, bundle, options) = try writtenV1(migratingWith: mapping)
         // Not registered: the plan says so and nothing is written.
         let before = try store.files()
         #expect {
@@ -124,13 +130,9 @@ import Testing
     }
 
     @Test func aPolicyTransformAdjustsOrDiscardsTheObjectsAMappingMakes() throws {
-        let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()
         mapping.entityMappings[1].migrationPolicyClassName = "App.AddressPolicy"
-        let store = MigrationHarness()
-        _ = try writeV1(store, bundle)
-        var options = PersistentStore.Options()
-        options.migration.mappingModels = [mapping]
+        var (store, bundle, options) = try writtenV1(migratingWith: mapping)
         options.migration.migrationPolicies["App.AddressPolicy"] = EntityMigrationPolicy(transform: { old, new in
             // People without a city get no address; the others' street is filled when missing.
             guard old["city"] != nil else { return new.discard() }
@@ -145,13 +147,9 @@ import Testing
     }
 
     @Test func aFilterPredicateChoosesTheSourceObjectsAMappingTakes() throws {
-        let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()
         mapping.entityMappings[1].sourceFilter = "city != nil AND NOT (name BEGINSWITH 'G')"
-        let store = MigrationHarness()
-        _ = try writeV1(store, bundle)
-        var options = PersistentStore.Options()
-        options.migration.mappingModels = [mapping]
+        let (store, bundle, options) = try writtenV1(migratingWith: mapping)
         try store.open(bundle.versions[1], options: options) { _, context throws in
             let people = try context.all("Person", sortedBy: "name")
             let cities = try people.map { try $0.get("address", as: ManagedObject.self)?.get("city", as: String.self) }
@@ -161,15 +159,11 @@ import Testing
     }
 
     @Test func aMappingThatBreaksTheNewModelNamesTheObjectsAndWritesNothing() throws {
-        let bundle = try Self.bundle()
         var mapping = try Self.mappingModel()
         // Every person's name comes from nothing: a required value with no source.
         mapping.entityMappings[0].attributeMappings = [MappingModel.PropertyMapping(name: "name", valueExpression: .null)]
-        let store = MigrationHarness()
-        _ = try writeV1(store, bundle)
+        let (store, bundle, options) = try writtenV1(migratingWith: mapping)
         let before = try store.files()
-        var options = PersistentStore.Options()
-        options.migration.mappingModels = [mapping]
         #expect {
             try store.open(bundle.versions[1], options: options) { _, _ in }
         } throws: { error in
