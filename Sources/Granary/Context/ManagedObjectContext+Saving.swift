@@ -270,7 +270,7 @@ extension ManagedObjectContext {
         let objects = Array(changed.values)
         // Edits that set saved values back are not handed on: the parent has those values already.
         let written = objects.filter { $0.insertedState || $0.deletedState || $0.hasPersistentChangedValues }
-        let pushed: [(id: ManagedObjectID, entity: EntityDescription, values: [Any?], inserted: Bool, deleted: Bool, indexes: Set<Int>)] =
+        let pushed: [(id: ManagedObjectID, entity: EntityDescription, values: [Any?], inserted: Bool, deleted: Bool, indexes: PropertyIndexSet)] =
             written.map { ($0.objectID, $0.entity, $0.values, $0.insertedState, $0.deletedState, $0.changedIndexes) }
         let versions: [ManagedObjectID: Int64] = try parent.performAndWait {
             var versions: [ManagedObjectID: Int64] = [:]

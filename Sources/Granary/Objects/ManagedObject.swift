@@ -43,7 +43,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var committed: [Any?]?
     /// The row version the committed values came with: the optimistic-locking check at save.
     var rowVersion: Int64 = 0
-    var changedIndexes = Set<Int>()
+    var changedIndexes = PropertyIndexSet()
     /// The context's change epoch when it last filed this object as changed (see `objectDidChange`).
     var changeMark: UInt64 = 0
     var faultState = false

@@ -42,7 +42,7 @@ struct GraphRepair {
     /// target up once and then works by position: looking the row up again for each step (load, inverse
     /// column, current value, membership) was most of a big save's graph pass.
     private(set) var entries: [Entry] = []
-    private var slots: [RowReference: Int] = [:]
+    private var slots: RowReferenceMap
     /// Rows the save deletes, the context's and the cascaded ones.
     private(set) var deleted: Set<RowReference> = []
     /// Rows deleted by a cascade the context did not ask for, with their entities.
@@ -52,7 +52,9 @@ struct GraphRepair {
     /// this save leaves it, for a row the pass cascades to.
     private var deletedRows: [RowReference: (row: Row, table: TableMapping)] = [:]
     /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
-    private var memberSets: [ColumnRef: Set<RowReference>] = [:]
+    /// `memberSlots` finds a column's set in `memberSets`.
+    private var memberSets: [RowReferenceSet] = []
+    private var memberSlots = RowReferenceMap()
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
     private var tableMappings: [TableID: TableMapping] = [:]
     private var lastTable: (id: TableID, mapping: TableMapping)?
@@ -72,17 +74,12 @@ struct GraphRepair {
         var code: Int64
     }
 
-    private struct ColumnRef: Hashable {
-        var row: RowReference
-        var column: Int
-    }
-
     /// - Parameter capacity: the rows the save writes, so that the working set is not rehashed as it fills.
     init(store: PersistentStore, snapshot: Snapshot, capacity: Int = 0) {
         self.store = store
         self.snapshot = snapshot
         entries.reserveCapacity(capacity)
-        slots.reserveCapacity(capacity)
+        slots = RowReferenceMap(capacity: capacity)
     }
 
     /// The row as this pass leaves it, for a row the save wrote or the pass loaded; nil for one a cascade
@@ -178,8 +175,14 @@ struct GraphRepair {
                     for target in after { try link(ref, relationship, column: column, to: target) }
                     continue
                 }
-                let beforeSet = Set(before)
-                let afterSet = Set(after)
+                // Short lists (a to-one's one reference) are compared by scanning; long ones by sets.
+                if before.count <= 8 && after.count <= 8 {
+                    for target in after where !before.contains(target) { try link(ref, relationship, column: column, to: target) }
+                    for target in before where !after.contains(target) { try unlink(ref, relationship, from: target) }
+                    continue
+                }
+                let beforeSet = RowReferenceSet(before)
+                let afterSet = RowReferenceSet(after)
                 for target in after where !beforeSet.contains(target) { try link(ref, relationship, column: column, to: target) }
                 for target in before where !afterSet.contains(target) { try unlink(ref, relationship, from: target) }
             }
@@ -191,7 +194,7 @@ struct GraphRepair {
     /// Makes `target` point back at `source` through the inverse of `relationship`, or drops `target`
     /// from `source` when it no longer exists.
     private mutating func link(_ source: RowReference, _ relationship: RelationshipDescription, column: Int, to target: RowReference) throws {
-        guard !deleted.contains(target), let slot = try load(target) else {
+        guard deleted.isEmpty || !deleted.contains(target), let slot = try load(target) else {
             if let sourceSlot = slots[source] { remove(target, from: sourceSlot, column: column) }
             return
         }
@@ -219,7 +222,7 @@ struct GraphRepair {
 
     /// Makes `target` stop pointing at `source` through the inverse of `relationship`.
     private mutating func unlink(_ source: RowReference, _ relationship: RelationshipDescription, from target: RowReference) throws {
-        guard !deleted.contains(target), let slot = try load(target),
+        guard deleted.isEmpty || !deleted.contains(target), let slot = try load(target),
             let (inverseColumn, inverse) = inverseColumn(of: relationship, at: slot)
         else { return }
         if inverse.isToMany {
@@ -280,7 +283,7 @@ struct GraphRepair {
             entries[slot].row[column] = .null
             list.removeAll { $0 == member }
             set(.references(list), at: slot, column: column)
-            memberSets[ColumnRef(row: entries[slot].ref, column: column)]?.remove(member)
+            if let k = memberSlots[RowReferenceMap.key(entries[slot].ref, column: column)] { memberSets[k].remove(member) }
         default:
             break
         }
@@ -291,17 +294,18 @@ struct GraphRepair {
         entries[slot].row[column] = .null
         list.append(member)
         set(.references(list), at: slot, column: column)
-        memberSets[ColumnRef(row: entries[slot].ref, column: column)]?.insert(member)
+        if let k = memberSlots[RowReferenceMap.key(entries[slot].ref, column: column)] { memberSets[k].insert(member) }
     }
 
     private mutating func contains(_ member: RowReference, at slot: Int, column: Int) -> Bool {
-        let key = ColumnRef(row: entries[slot].ref, column: column)
-        if let members = memberSets[key] { return members.contains(member) }
+        let key = RowReferenceMap.key(entries[slot].ref, column: column)
+        if let k = memberSlots[key] { return memberSets[k].contains(member) }
         let list = Self.references(in: entries[slot].row[column])
         // Short lists are scanned; long ones get a set, kept up to date by `append` and `remove`.
         if list.count < 16 { return list.contains(member) }
-        let members = Set(list)
-        memberSets[key] = members
+        let members = RowReferenceSet(list)
+        memberSlots[key] = memberSets.count
+        memberSets.append(members)
         return members.contains(member)
     }
 

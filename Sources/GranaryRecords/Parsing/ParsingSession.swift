@@ -102,9 +102,12 @@ final class ParsingSession {
     func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID]) throws {
         let table = table(T.self)
         var wanted: [T.EntityID] = []
-        var seen = Set<T.EntityID>()
+        var seen = Set<T.EntityID>(minimumCapacity: ids.count)
         for id in ids where table.objects[id] == nil && !table.fetched.contains(id) && seen.insert(id).inserted { wanted.append(id) }
         guard !wanted.isEmpty else { return }
+        // Grown once: an import of 100,000 existing objects would otherwise rehash both tables as they fill.
+        table.objects.reserveCapacity(table.objects.count + wanted.count)
+        table.fetched.reserveCapacity(table.fetched.count + wanted.count)
         let name = try idName(T.self)
         var start = 0
         while start < wanted.count {
@@ -139,7 +142,14 @@ final class ParsingSession {
             throw ParsingError(.unknownEntity, entity: String(describing: T.self))
         }
         let created = T(entity: entity, insertInto: context)
-        created[keyPath: T.idKeyPath] = id
+        // By name when the ID is a plain attribute: a write through the key path goes through the
+        // property wrapper's read-and-write-back, several times the cost, once per new object.
+        let name = try idName(T.self)
+        if name.utf8.contains(UInt8(ascii: ".")) {
+            created[keyPath: T.idKeyPath] = id
+        } else {
+            try created.setValue(id, forKey: name)
+        }
         table.objects[id] = created
         return created
     }
