@@ -319,3 +319,30 @@ import Testing
         #expect(try HistorySupport.history(coordinator).map(\.token.transactionNumber) == [1, 2])
     }
 }
+
+/// `granary info` and `granary dump` list entity tables; the history table only with `--internal`.
+@Suite struct PersistentHistoryCommandLineTests {
+    @Test func theHistoryTableIsListedOnlyWhenAskedFor() throws {
+        let url = scratchURL()
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            let (coordinator, context) = try HistorySupport.stack(.durable, at: url)
+            try context.performAndWait {
+                _ = try HistorySupport.insert("Book", ["title": "listed"], into: context)
+                try context.save()
+            }
+            try coordinator.remove(coordinator.persistentStores[0])
+        }
+        let info = try ChildProcess.run("granary", ["info", url.path])
+        #expect(info.status == 0)
+        #expect(info.out.contains("table Book: 1 rows"))
+        #expect(!info.out.contains(HistoryTable.name))
+        #expect(info.out.contains("1 internal table(s) not listed"))
+        let all = try ChildProcess.run("granary", ["info", url.path, "--internal"])
+        #expect(all.out.contains("table \(HistoryTable.name): 1 rows"))
+        let dump = try ChildProcess.run("granary", ["dump", url.path])
+        #expect(dump.status == 0 && dump.out.contains("listed") && !dump.out.contains(HistoryTable.name))
+        let dumpAll = try ChildProcess.run("granary", ["dump", url.path, "--internal"])
+        #expect(dumpAll.out.contains(HistoryTable.name))
+    }
+}
