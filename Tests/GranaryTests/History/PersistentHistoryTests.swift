@@ -346,3 +346,19 @@ import Testing
         #expect(dumpAll.out.contains(HistoryTable.name))
     }
 }
+
+/// Xcode's "Preserve After Deletion" checkbox (`preserveAfterDeletion="YES"`) is Core Data's
+/// `preservesValueInHistoryOnDeletion`.
+@Suite struct PersistentHistoryXcodeModelTests {
+    @Test func preserveAfterDeletionIsRead() throws {
+        let contents = XcodeFixtures.model(entity: """
+                    <attribute name="kept" optional="YES" attributeType="String" preserveAfterDeletion="YES"/>
+                    <attribute name="dropped" optional="YES" attributeType="String"/>
+            """)
+        let package = try XcodeFixtures.writePackage(contents, named: "Preserve", in: XcodeFixtures.scratchDirectory())
+        let model = try ManagedObjectModel(contentsOf: package)
+        let thing = try #require(model.entity(named: "Thing"))
+        #expect(thing.attributesByName["kept"]?.preservesValueInHistoryOnDeletion == true)
+        #expect(thing.attributesByName["dropped"]?.preservesValueInHistoryOnDeletion == false)
+    }
+}
