@@ -47,8 +47,14 @@ enum HistoryTable {
 
     // MARK: Encoding
 
+    /// The layout of `StoredChanges` this version writes and reads; a row of another layout is reported
+    /// as unreadable rather than misread.
+    static let formatVersion = 1
+
     /// A transaction's changes as the table stores them: entity names once, then one entry per change.
+    /// JSON, with one-letter keys in the entries: a transaction of a large batch holds one per row.
     struct StoredChanges: Codable {
+        var format = HistoryTable.formatVersion
         var entities: [String] = []
         var changes: [StoredChange] = []
     }
@@ -123,6 +129,9 @@ enum HistoryTable {
         let stored: StoredChanges
         do { stored = try JSONDecoder().decode(StoredChanges.self, from: Data(bytes)) } catch {
             throw unreadable("the changes do not decode (\(error))")
+        }
+        guard stored.format == formatVersion else {
+            throw unreadable("the changes are in format \(stored.format); this version of Granary reads format \(formatVersion)")
         }
         var changes: [PersistentHistoryChange] = []
         changes.reserveCapacity(stored.changes.count)

@@ -362,3 +362,55 @@ import Testing
         #expect(thing.attributesByName["dropped"]?.preservesValueInHistoryOnDeletion == false)
     }
 }
+
+/// Saves that race or fail: every committed save has exactly one transaction, numbered without gaps,
+/// and a save that fails leaves no record.
+@Suite struct PersistentHistoryConcurrencyTests {
+    @Test func concurrentSavesGetOneTransactionEachWithoutGaps() async throws {
+        let (coordinator, _) = try HistorySupport.stack()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                    context.transactionAuthor = "worker \(worker)"
+                    for i in 0..<25 {
+                        try context.performAndWait {
+                            _ = try HistorySupport.insert("Book", ["title": "\(worker).\(i)"], into: context)
+                            try context.save()
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let transactions = try HistorySupport.history(coordinator)
+        #expect(transactions.map(\.token.transactionNumber) == (1...100).map { Int64($0) })
+        for worker in 0..<4 { #expect(transactions.filter { $0.author == "worker \(worker)" }.count == 25) }
+        #expect(Set(transactions.flatMap { $0.changes.map(\.changedObjectID) }).count == 100)
+    }
+
+    @Test func aSaveThatFailsRecordsNothing() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Tag") {
+                Attribute("code", .integer64)
+                Unique("code")
+            }
+        }
+        let (coordinator, context) = try HistorySupport.stack(model: model)
+        try context.performAndWait {
+            _ = try HistorySupport.insert("Tag", ["code": 1 as Int64], into: context)
+            try context.save()
+            // A duplicate of a stored tag with the error merge policy: the save fails inside its write, so
+            // nothing of it (rows or record) is committed.
+            context.mergePolicy = .error
+            let duplicate = try HistorySupport.insert("Tag", ["code": 1 as Int64], into: context)
+            #expect(throws: ContextError.self) { try context.save() }
+            context.delete(duplicate)
+            _ = try HistorySupport.insert("Tag", ["code": 2 as Int64], into: context)
+            try context.save()
+        }
+        let transactions = try HistorySupport.history(coordinator)
+        #expect(transactions.map(\.token.transactionNumber) == [1, 2], "the failed save took no number")
+        #expect(transactions.allSatisfy { $0.changes.count == 1 && $0.changes[0].changeType == .insert })
+    }
+}
