@@ -152,6 +152,28 @@ import Testing
         #expect(try HistorySupport.history(coordinator).map(\.token.transactionNumber) == [6])
     }
 
+    // NSPersistentHistoryTokenExpiredError: fetching after a token whose following transactions were
+    // purged is an error, not a silent gap.
+    @Test func aTokenPurgedPastIsExpired() throws {
+        let (coordinator, context) = try HistorySupport.stack()
+        for i in 0..<4 {
+            try context.performAndWait {
+                _ = try HistorySupport.insert("Book", ["title": "\(i)"], into: context)
+                try context.save()
+            }
+        }
+        let all = try HistorySupport.history(coordinator)
+        _ = try coordinator.execute(.deleteHistory(before: all[2].token))
+        // A reader at #2 saw everything purged: it reads on from #3.
+        #expect(try HistorySupport.history(coordinator, .fetchHistory(after: all[1].token)).map(\.token) == [all[2].token, all[3].token])
+        // A reader at #1 missed #2.
+        #expect(throws: PersistentHistoryError.self) { try coordinator.execute(.fetchHistory(after: all[0].token)) }
+        // A reader at the newest token has missed nothing, even once everything is purged.
+        _ = try coordinator.execute(.deleteHistory(before: nil as PersistentHistoryToken?))
+        #expect(try HistorySupport.history(coordinator, .fetchHistory(after: all[3].token)).isEmpty)
+        #expect(throws: PersistentHistoryError.self) { try coordinator.execute(.fetchHistory(after: all[2].token)) }
+    }
+
     // NSPersistentHistoryToken: "NSSecureCoding" — here Codable, through JSON and back.
     @Test func aTokenSurvivesEncodingAndComparesByItsCounter() throws {
         let store = UUID()
