@@ -22,7 +22,9 @@ extension PersistentStoreCoordinator {
         do {
             switch request.action {
             case .fetch:
-                for store in stores { result.transactions += try fetch(from: store, after: bound, author: request.author) }
+                for store in stores {
+                    result.transactions += try fetch(from: store, after: bound, author: request.author, limit: request.fetchLimit)
+                }
                 if stores.count > 1 {
                     result.transactions.sort { ($0.timestamp, $0.token) < ($1.timestamp, $1.token) }
                 }
@@ -62,8 +64,10 @@ extension PersistentStoreCoordinator {
         return requested
     }
 
+    /// The transactions of one store after `bound`, oldest first; at most `limit` of them when it is
+    /// above zero.
     private func fetch(from store: PersistentStore, after bound: PersistentHistoryChangeRequest.Bound,
-                       author: String?) throws -> [PersistentHistoryTransaction] {
+                       author: String?, limit: Int) throws -> [PersistentHistoryTransaction] {
         let snapshot = store.engine.read()
         guard snapshot.tableNames.contains(HistoryTable.name) else { return [] }
         var start: Int64?
@@ -90,7 +94,7 @@ extension PersistentStoreCoordinator {
                 guard case .string(let written) = row[HistoryTable.authorColumn], written == author else { return true }
             }
             found.append(try HistoryTable.transaction(from: row, key: key, store: store))
-            return true
+            return limit <= 0 || found.count < limit
         }
         return found
     }
