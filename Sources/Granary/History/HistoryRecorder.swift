@@ -87,11 +87,16 @@ struct HistoryRecorder {
     }
 
     /// The names of the stored properties whose values differ between two versions of a row (all of them
-    /// when there was no earlier row, a key deleted and inserted again in one transaction).
+    /// when there was no earlier row, a key deleted and inserted again in one transaction). Hidden
+    /// inverses of one-sided relationships are the store's bookkeeping, not the app's properties: an
+    /// object whose only change is there changed nothing the app can see.
     private static func updatedNames(_ codec: EntityCodec, _ before: Row?, _ after: Row) -> [String] {
         var names: [String] = []
         for step in codec.steps where before?[step.column] != after[step.column] {
-            names.append(codec.layout.names[step.index])
+            switch codec.layout.kinds[step.index] {
+            case .toOne(let r) where r.isHiddenInverse, .toMany(let r) where r.isHiddenInverse: continue
+            default: names.append(codec.layout.names[step.index])
+            }
         }
         return names
     }

@@ -436,3 +436,30 @@ import Testing
         #expect(transactions.allSatisfy { $0.changes.count == 1 && $0.changes[0].changeType == .insert })
     }
 }
+
+/// One-sided relationships keep a hidden inverse at their destination: changing the relationship records
+/// no update of the destination, whose visible properties did not change.
+@Suite struct PersistentHistoryOneSidedTests {
+    @Test func aHiddenInverseIsNotAnUpdatedProperty() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Tag") { Attribute("name", .string) }
+            Entity("Note") {
+                Attribute("title", .string)
+                Relationship("tag", to: "Tag")
+            }
+        }
+        let (coordinator, context) = try HistorySupport.stack(model: model)
+        let (noteID, tagID) = try context.performAndWait {
+            let tag = try HistorySupport.insert("Tag", ["name": "red"], into: context)
+            let note = try HistorySupport.insert("Note", ["title": "n"], into: context)
+            try context.save()
+            try note.setValue(tag, forKey: "tag")
+            try context.save()
+            return (note.objectID, tag.objectID)
+        }
+        let linked = try HistorySupport.history(coordinator)[1].changes
+        #expect(linked.map(\.changedObjectID) == [noteID])
+        #expect(linked.first?.updatedProperties == ["tag"])
+        #expect(!linked.contains { $0.changedObjectID == tagID })
+    }
+}
