@@ -463,3 +463,40 @@ import Testing
         #expect(!linked.contains { $0.changedObjectID == tagID })
     }
 }
+
+/// A coordinator with two stores: each records the part of a save it holds, tokens name their store,
+/// and requests cover the stores that track history.
+@Suite struct PersistentHistoryTwoStoreTests {
+    @Test func eachStoreRecordsItsPartOfASave() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Book") { Attribute("title", .string) }
+            Entity("Note") { Attribute("text", .string) }
+            Configuration("Books", entities: "Book")
+            Configuration("Notes", entities: "Note")
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let books = try coordinator.addPersistentStore(type: .inMemory, configuration: "Books", options: .init(persistentHistoryTracking: true))
+        let notes = try coordinator.addPersistentStore(type: .inMemory, configuration: "Notes", options: .init(persistentHistoryTracking: true))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            _ = try HistorySupport.insert("Book", ["title": "b"], into: context)
+            _ = try HistorySupport.insert("Note", ["text": "n"], into: context)
+            try context.save()
+            _ = try HistorySupport.insert("Note", ["text": "m"], into: context)
+            try context.save()
+        }
+        let all = try HistorySupport.history(coordinator)
+        #expect(all.count == 3)
+        #expect(all.filter { $0.storeID == books.identifier }.map(\.token.transactionNumber) == [1])
+        #expect(all.filter { $0.storeID == notes.identifier }.map(\.token.transactionNumber) == [1, 2])
+        #expect(all.allSatisfy { transaction in transaction.changes.allSatisfy { $0.changedObjectID.persistentStoreIdentifier == transaction.storeID } })
+        // A token reads on in its own store only.
+        let notesFirst = try #require(all.first { $0.storeID == notes.identifier })
+        #expect(try HistorySupport.history(coordinator, .fetchHistory(after: notesFirst.token)).map(\.storeID) == [notes.identifier])
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: [notes])?.transactionNumber == 2)
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: [books])?.transactionNumber == 1)
+        var onlyBooks = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+        onlyBooks.affectedStores = [books]
+        #expect(try coordinator.execute(onlyBooks).transactions.count == 1)
+    }
+}
