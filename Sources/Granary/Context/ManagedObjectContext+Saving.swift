@@ -179,6 +179,7 @@ extension ManagedObjectContext {
     /// (what the setters store) compare with one cast each, instead of the boxing into `AnyHashable`
     /// (a protocol lookup per value) that saves and validation would pay for every changed property.
     static func same(_ a: Any?, _ b: Any?, as type: AttributeType?) -> Bool {
+        if identical(a, b) { return true }
         if let type, let a, let b {
             let typed: Bool?
             switch type {
@@ -196,6 +197,19 @@ extension ManagedObjectContext {
             if let typed { return typed }
         }
         return same(a, b)
+    }
+
+    /// Whether two values are one value bit for bit: the same type and the same inline bytes (or the
+    /// same heap box). A value compared with itself or with a copy of itself (what validation hands
+    /// back, what an import writes over an unchanged property) is found equal without a cast; bytes
+    /// that differ prove nothing (an inline buffer's unused bytes are undefined), so `same` goes on.
+    @inline(__always)
+    static func identical(_ a: Any?, _ b: Any?) -> Bool {
+        withUnsafeBytes(of: a) { x in
+            withUnsafeBytes(of: b) { y in
+                x.count == y.count && memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+            }
+        }
     }
 
     /// `a == b` when both are exactly `T` (not an optional or a subclass holding one), else nil: for

@@ -19,6 +19,8 @@ extension ManagedObject {
             let given: Any?
             if case .attribute = layout.kinds[i] { given = nil } else { given = value }
             do {
+                validatingIndex = Int32(i)
+                defer { validatingIndex = -1 }
                 try validateValue(&value, forKey: layout.names[i])
             } catch ContextError.validation(let list) {
                 invalid += list
@@ -65,7 +67,14 @@ extension ManagedObject {
     /// The model's rules for one property's value, with the value replaced by its canonical form (an
     /// `Int` for an `integer16` attribute becomes an `Int16`).
     func validateModelRules(_ value: inout Any?, forKey key: String) throws {
-        guard let i = layout.indexByName[key] else { throw ContextError.unknownKey(entity: entity.name, key: key) }
+        let i: Int
+        if validatingIndex >= 0, layout.names[Int(validatingIndex)] == key {
+            i = Int(validatingIndex)
+        } else if let found = layout.indexByName[key] {
+            i = found
+        } else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
         // What `validate` and `canonical` below come to for a value of the attribute's own type and no
         // rules (the common case, met once per property of every saved object), without copying the
         // attribute's description.

@@ -44,9 +44,14 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// The row version the committed values came with: the optimistic-locking check at save.
     var rowVersion: Int64 = 0
     var changedIndexes = Set<Int>()
+    /// The context's change epoch when it last filed this object as changed (see `objectDidChange`).
+    var changeMark: UInt64 = 0
     var faultState = false
     var insertedState = false
     var deletedState = false
+    /// The property a save is validating, so that the model's rules, reached through the overridable
+    /// `validateValue(_:forKey:)`, find it without looking its name up (-1: none).
+    var validatingIndex: Int32 = -1
     /// Errors of typed setters the model refused; the next save reports them.
     var rejectedValues: [Error] = []
     /// The batch this fault belongs to, when it came from a fetch with a batch size.

@@ -25,18 +25,24 @@ struct GraphRepair {
     enum Origin { case inserted, updated, repaired }
 
     struct Entry {
+        let ref: RowReference
         var row: Row
         let origin: Origin
-        let table: TableMapping
         /// The row before this save (nil for inserts).
         let before: Row?
         /// Changed by this pass (not only by the context).
         var touched = false
+        /// Taken out of the working set by a cascade.
+        var isRemoved = false
     }
 
     let store: PersistentStore
     let snapshot: Snapshot
-    private(set) var entries: [RowReference: Entry] = [:]
+    /// The working set, in the order rows joined it; `slots` finds a row's place. Each link looks its
+    /// target up once and then works by position: looking the row up again for each step (load, inverse
+    /// column, current value, membership) was most of a big save's graph pass.
+    private(set) var entries: [Entry] = []
+    private var slots: [RowReference: Int] = [:]
     /// Rows the save deletes, the context's and the cascaded ones.
     private(set) var deleted: Set<RowReference> = []
     /// Rows deleted by a cascade the context did not ask for, with their entities.
@@ -48,6 +54,8 @@ struct GraphRepair {
     /// Members of to-many columns as sets, built on first use: membership tests on big relationships.
     private var memberSets: [ColumnRef: Set<RowReference>] = [:]
     private var entityCache: [EntityKey: (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])] = [:]
+    private var tableMappings: [TableID: TableMapping] = [:]
+    private var lastTable: (id: TableID, mapping: TableMapping)?
 
     private var inverseCache: [InverseKey: (Int, RelationshipDescription)?] = [:]
     /// The last answer of `inverseColumn`: a save's links come in runs of one relationship, and the
@@ -74,16 +82,35 @@ struct GraphRepair {
         self.store = store
         self.snapshot = snapshot
         entries.reserveCapacity(capacity)
+        slots.reserveCapacity(capacity)
+    }
+
+    /// The row as this pass leaves it, for a row the save wrote or the pass loaded; nil for one a cascade
+    /// took out.
+    func entry(for ref: RowReference) -> Entry? {
+        guard let slot = slots[ref], !entries[slot].isRemoved else { return nil }
+        return entries[slot]
     }
 
     // MARK: Input
 
     mutating func addInsert(_ row: Row, ref: RowReference) throws {
-        entries[ref] = Entry(row: row, origin: .inserted, table: try tableMapping(ref.table), before: nil)
+        _ = try tableMapping(ref.table)
+        add(Entry(ref: ref, row: row, origin: .inserted, before: nil))
     }
 
     mutating func addUpdate(_ row: Row, before: Row, ref: RowReference) throws {
-        entries[ref] = Entry(row: row, origin: .updated, table: try tableMapping(ref.table), before: before)
+        _ = try tableMapping(ref.table)
+        add(Entry(ref: ref, row: row, origin: .updated, before: before))
+    }
+
+    private mutating func add(_ entry: Entry) {
+        if let slot = slots[entry.ref] {
+            entries[slot] = entry
+        } else {
+            slots[entry.ref] = entries.count
+            entries.append(entry)
+        }
     }
 
     mutating func addDelete(before: Row, ref: RowReference) throws {
@@ -102,26 +129,29 @@ struct GraphRepair {
         var denials: [(target: RowReference, entity: String, relationship: String, object: String)] = []
         while let ref = queue.popLast() {
             guard let (row, table) = deletedRows[ref] else { continue }
-            for (column, relationship) in relationshipColumns(of: row, in: ref.table, table: table) {
+            for (column, relationship) in relationshipColumns(of: row, in: ref.table) {
                 for target in Self.references(in: row[column]) where !deleted.contains(target) {
                     // The rules apply to the members the deleted row still has once this save's own
                     // edits count: an object the save moved to another owner is no longer its member.
-                    guard try load(target), isStillLinked(target, to: ref, through: relationship) else { continue }
+                    guard let slot = try load(target), isStillLinked(slot, to: ref, through: relationship) else { continue }
                     switch relationship.deleteRule {
                     case .nullify, .noAction:
                         try unlink(ref, relationship, from: target)
                     case .cascade:
                         try unlink(ref, relationship, from: target)
-                        let entry = entries.removeValue(forKey: target)!
+                        let entry = entries[slot]
+                        entries[slot].isRemoved = true
+                        slots[target] = nil
                         deleted.insert(target)
                         // Its own rules apply to its relationships as this save leaves them: a row the
                         // save wrote may hold members the save gave it, which its stored row lacks.
-                        deletedRows[target] = (entry.row, entry.table)
-                        let name = entityMapping(of: entry.row, in: target.table, table: entry.table)?.entityName ?? entry.table.name
+                        let entryTable = try tableMapping(target.table)
+                        deletedRows[target] = (entry.row, entryTable)
+                        let name = entityMapping(of: entry.row, in: target.table)?.entityName ?? entryTable.name
                         cascaded.append((target, name))
                         queue.append(target)
                     case .deny:
-                        let entity = entityMapping(of: row, in: ref.table, table: table)?.entityName ?? table.name
+                        let entity = entityMapping(of: row, in: ref.table)?.entityName ?? table.name
                         denials.append((target, entity, relationship.name, "\(table.name)/\(ref.key)"))
                     }
                 }
@@ -130,10 +160,15 @@ struct GraphRepair {
         if let denial = denials.first(where: { !deleted.contains($0.target) }) {
             throw ContextError.deleteDenied(entity: denial.entity, relationship: denial.relationship, object: denial.object, count: 1)
         }
-        let written = entries.compactMap { $0.value.origin != .repaired ? $0.key : nil }.sorted()
-        for ref in written {
-            guard let entry = entries[ref] else { continue }
-            for (column, relationship) in relationshipColumns(of: entry.row, in: ref.table, table: entry.table) {
+        // In key order, so that the pass (and which of two rival links stands) does not depend on the
+        // order the context listed its objects in.
+        let written = entries.indices.filter { entries[$0].origin != .repaired && !entries[$0].isRemoved }
+            .sorted { entries[$0].ref < entries[$1].ref }
+        for slot in written {
+            let entry = entries[slot]
+            if entry.isRemoved { continue }
+            let ref = entry.ref
+            for (column, relationship) in relationshipColumns(of: entry.row, in: ref.table) {
                 let before = entry.before.map { Self.references(in: $0[column]) } ?? []
                 let after = Self.references(in: entry.row[column])
                 if before == after { continue }
@@ -156,44 +191,43 @@ struct GraphRepair {
     /// Makes `target` point back at `source` through the inverse of `relationship`, or drops `target`
     /// from `source` when it no longer exists.
     private mutating func link(_ source: RowReference, _ relationship: RelationshipDescription, column: Int, to target: RowReference) throws {
-        guard !deleted.contains(target), try load(target) else {
-            remove(target, from: source, column: column)
+        guard !deleted.contains(target), let slot = try load(target) else {
+            if let sourceSlot = slots[source] { remove(target, from: sourceSlot, column: column) }
             return
         }
-        guard let (inverseColumn, inverse) = inverseColumn(of: relationship, in: target) else { return }
-        let current = entries[target]!.row[inverseColumn]
+        guard let (inverseColumn, inverse) = inverseColumn(of: relationship, at: slot) else { return }
         if inverse.isToMany {
-            if !contains(source, in: target, column: inverseColumn) { append(source, to: target, column: inverseColumn) }
+            if !contains(source, at: slot, column: inverseColumn) { append(source, to: slot, column: inverseColumn) }
             return
         }
-        guard case .reference(let previous) = current else {
-            set(.reference(source), in: target, column: inverseColumn)
+        guard case .reference(let previous) = entries[slot].row[inverseColumn] else {
+            set(.reference(source), at: slot, column: inverseColumn)
             return
         }
         if previous == source { return }
-        if changedBySave(target, column: inverseColumn) {
+        if changedBySave(slot, column: inverseColumn) {
             // The target itself was pointed elsewhere by this save: that explicit choice stands.
-            remove(target, from: source, column: column)
+            if let sourceSlot = slots[source] { remove(target, from: sourceSlot, column: column) }
             return
         }
-        set(.reference(source), in: target, column: inverseColumn)
+        set(.reference(source), at: slot, column: inverseColumn)
         // A to-one inverse: the target leaves its previous owner.
-        if !deleted.contains(previous), try load(previous), let ownerColumn = self.column(named: relationship.name, in: previous) {
-            remove(target, from: previous, column: ownerColumn)
+        if !deleted.contains(previous), let ownerSlot = try load(previous), let ownerColumn = self.column(named: relationship.name, at: ownerSlot) {
+            remove(target, from: ownerSlot, column: ownerColumn)
         }
     }
 
     /// Makes `target` stop pointing at `source` through the inverse of `relationship`.
     private mutating func unlink(_ source: RowReference, _ relationship: RelationshipDescription, from target: RowReference) throws {
-        guard !deleted.contains(target), try load(target),
-            let (inverseColumn, inverse) = inverseColumn(of: relationship, in: target)
+        guard !deleted.contains(target), let slot = try load(target),
+            let (inverseColumn, inverse) = inverseColumn(of: relationship, at: slot)
         else { return }
         if inverse.isToMany {
-            remove(source, from: target, column: inverseColumn)
-        } else if case .reference(let current) = entries[target]!.row[inverseColumn], current == source,
-            !changedBySave(target, column: inverseColumn)
+            remove(source, from: slot, column: inverseColumn)
+        } else if case .reference(let current) = entries[slot].row[inverseColumn], current == source,
+            !changedBySave(slot, column: inverseColumn)
         {
-            set(.null, in: target, column: inverseColumn)
+            set(.null, at: slot, column: inverseColumn)
         }
     }
 
@@ -203,61 +237,67 @@ struct GraphRepair {
     /// on the moved object's row; the old owner's row still lists it. Core Data applies the delete rule to
     /// the relationship as the context left it, so the moved object is not cascaded, nullified or counted
     /// against a deny rule.
-    private mutating func isStillLinked(_ target: RowReference, to deletedRow: RowReference, through relationship: RelationshipDescription) -> Bool {
-        guard let (inverseColumn, _) = inverseColumn(of: relationship, in: target),
-            changedBySave(target, column: inverseColumn)
+    private mutating func isStillLinked(_ slot: Int, to deletedRow: RowReference, through relationship: RelationshipDescription) -> Bool {
+        guard let (inverseColumn, _) = inverseColumn(of: relationship, at: slot),
+            changedBySave(slot, column: inverseColumn)
         else { return true }
-        return Self.references(in: entries[target]!.row[inverseColumn]).contains(deletedRow)
+        return Self.references(in: entries[slot].row[inverseColumn]).contains(deletedRow)
     }
 
-    private func changedBySave(_ ref: RowReference, column: Int) -> Bool {
-        guard let entry = entries[ref], entry.origin != .repaired else { return false }
+    private func changedBySave(_ slot: Int, column: Int) -> Bool {
+        let entry = entries[slot]
+        guard entry.origin != .repaired else { return false }
         guard let before = entry.before else { return true }
         return before[column] != entry.row[column]
     }
 
     // MARK: Rows
 
-    /// Brings a row into the working set; false when it does not exist.
-    private mutating func load(_ ref: RowReference) throws -> Bool {
-        if entries[ref] != nil { return true }
-        guard let table = store.tableMapping(for: ref.table, in: snapshot), let row = try snapshot.row(in: table.name, key: ref.key) else {
-            return false
+    /// Brings a row into the working set and gives its place; nil when it does not exist.
+    private mutating func load(_ ref: RowReference) throws -> Int? {
+        if let slot = slots[ref] { return slot }
+        guard let table = try? tableMapping(ref.table), let row = try snapshot.row(in: table.name, key: ref.key) else {
+            return nil
         }
-        entries[ref] = Entry(row: row, origin: .repaired, table: table, before: row)
-        return true
+        slots[ref] = entries.count
+        entries.append(Entry(ref: ref, row: row, origin: .repaired, before: row))
+        return entries.count - 1
     }
 
-    private mutating func set(_ value: Value, in ref: RowReference, column: Int) {
-        entries[ref]!.row[column] = value
-        entries[ref]!.touched = true
+    private mutating func set(_ value: Value, at slot: Int, column: Int) {
+        entries[slot].row[column] = value
+        entries[slot].touched = true
     }
 
-    private mutating func remove(_ member: RowReference, from ref: RowReference, column: Int) {
-        guard let entry = entries[ref] else { return }
-        switch entry.row[column] {
+    private mutating func remove(_ member: RowReference, from slot: Int, column: Int) {
+        switch entries[slot].row[column] {
         case .reference(let current) where current == member:
-            set(.null, in: ref, column: column)
-        case .references(let list):
-            guard contains(member, in: ref, column: column) else { return }
-            set(.references(list.filter { $0 != member }), in: ref, column: column)
-            memberSets[ColumnRef(row: ref, column: column)]?.remove(member)
+            set(.null, at: slot, column: column)
+        case .references:
+            guard contains(member, at: slot, column: column) else { return }
+            // Taken out of the row first, so that the list is edited in place rather than copied.
+            guard case .references(var list) = entries[slot].row[column] else { return }
+            entries[slot].row[column] = .null
+            list.removeAll { $0 == member }
+            set(.references(list), at: slot, column: column)
+            memberSets[ColumnRef(row: entries[slot].ref, column: column)]?.remove(member)
         default:
             break
         }
     }
 
-    private mutating func append(_ member: RowReference, to ref: RowReference, column: Int) {
-        var list = Self.references(in: entries[ref]!.row[column])
+    private mutating func append(_ member: RowReference, to slot: Int, column: Int) {
+        var list = Self.references(in: entries[slot].row[column])
+        entries[slot].row[column] = .null
         list.append(member)
-        set(.references(list), in: ref, column: column)
-        memberSets[ColumnRef(row: ref, column: column)]?.insert(member)
+        set(.references(list), at: slot, column: column)
+        memberSets[ColumnRef(row: entries[slot].ref, column: column)]?.insert(member)
     }
 
-    private mutating func contains(_ member: RowReference, in ref: RowReference, column: Int) -> Bool {
-        let key = ColumnRef(row: ref, column: column)
+    private mutating func contains(_ member: RowReference, at slot: Int, column: Int) -> Bool {
+        let key = ColumnRef(row: entries[slot].ref, column: column)
         if let members = memberSets[key] { return members.contains(member) }
-        let list = Self.references(in: entries[ref]!.row[column])
+        let list = Self.references(in: entries[slot].row[column])
         // Short lists are scanned; long ones get a set, kept up to date by `append` and `remove`.
         if list.count < 16 { return list.contains(member) }
         let members = Set(list)
@@ -300,21 +340,32 @@ struct GraphRepair {
 
     // MARK: Model lookups
 
-    private func tableMapping(_ table: TableID) throws -> TableMapping {
+    /// The mapping of a table the working set holds rows of; the last one asked for is kept, as a save's
+    /// rows come in runs of one table.
+    mutating func tableMapping(_ table: TableID) throws -> TableMapping {
+        if let lastTable, lastTable.id == table { return lastTable.mapping }
+        if let known = tableMappings[table] {
+            lastTable = (table, known)
+            return known
+        }
         guard let mapping = store.tableMapping(for: table, in: snapshot) else {
             throw ContextError.storage(.corruption(file: "store \(store.identifier)", offset: 0, reason: "a reference names table \(table), which the store does not have"))
         }
+        tableMappings[table] = mapping
+        lastTable = (table, mapping)
         return mapping
     }
 
     /// The mapping of a row's entity (a hierarchy table holds several), cached by table and code.
-    private mutating func entity(of row: Row, in tableID: TableID, table: TableMapping)
+    private mutating func entity(of row: Row, in tableID: TableID)
         -> (mapping: EntityMapping, relationships: [(Int, RelationshipDescription)])?
     {
         guard case .int(let code) = row[StorageMapping.entityColumn] else { return nil }
         let key = EntityKey(table: tableID, code: code)
         if let cached = entityCache[key] { return cached }
-        guard let name = table.entityName(forCode: code), let mapping = store.mapping.entity(named: name) else { return nil }
+        guard let table = try? tableMapping(tableID), let name = table.entityName(forCode: code),
+            let mapping = store.mapping.entity(named: name)
+        else { return nil }
         let relationships: [(Int, RelationshipDescription)] = mapping.propertyColumns.compactMap { column in
             if case .relationship(let r)? = mapping.property(atColumn: column) { return (column, r) }
             return nil
@@ -323,21 +374,22 @@ struct GraphRepair {
         return (mapping, relationships)
     }
 
-    private mutating func entityMapping(of row: Row, in tableID: TableID, table: TableMapping) -> EntityMapping? {
-        entity(of: row, in: tableID, table: table)?.mapping
+    private mutating func entityMapping(of row: Row, in tableID: TableID) -> EntityMapping? {
+        entity(of: row, in: tableID)?.mapping
     }
 
-    private mutating func relationshipColumns(of row: Row, in tableID: TableID, table: TableMapping) -> [(Int, RelationshipDescription)] {
-        entity(of: row, in: tableID, table: table)?.relationships ?? []
+    private mutating func relationshipColumns(of row: Row, in tableID: TableID) -> [(Int, RelationshipDescription)] {
+        entity(of: row, in: tableID)?.relationships ?? []
     }
 
-    private mutating func column(named name: String, in ref: RowReference) -> Int? {
-        guard let entry = entries[ref] else { return nil }
-        return entityMapping(of: entry.row, in: ref.table, table: entry.table)?.column(forProperty: name)
+    private mutating func column(named name: String, at slot: Int) -> Int? {
+        let entry = entries[slot]
+        return entityMapping(of: entry.row, in: entry.ref.table)?.column(forProperty: name)
     }
 
-    private mutating func inverseColumn(of relationship: RelationshipDescription, in target: RowReference) -> (Int, RelationshipDescription)? {
-        guard let entry = entries[target], case .int(let code) = entry.row[StorageMapping.entityColumn] else { return nil }
+    private mutating func inverseColumn(of relationship: RelationshipDescription, at slot: Int) -> (Int, RelationshipDescription)? {
+        guard case .int(let code) = entries[slot].row[StorageMapping.entityColumn] else { return nil }
+        let target = entries[slot].ref
         let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.graphInverseName)
         if let last = lastInverse, last.key == key { return last.found }
         if let cached = inverseCache[key] {
@@ -345,7 +397,8 @@ struct GraphRepair {
             return cached
         }
         var found: (Int, RelationshipDescription)?
-        if let mapping = entityMapping(of: entry.row, in: target.table, table: entry.table),
+        let entry = entries[slot]
+        if let mapping = entityMapping(of: entry.row, in: target.table),
             let column = mapping.column(forProperty: relationship.graphInverseName),
             case .relationship(let inverse)? = mapping.property(atColumn: column)
         {

@@ -415,23 +415,27 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         try graph.run()
 
+        // The working set holds the save's rows first, in the order they were added: inserts, then
+        // updates; then the rows the pass loaded.
         var touched: [(RowReference, TableMapping)] = []
-        for p in inserts {
-            guard let entry = graph.entries[p.ref] else { continue }
-            try tx.insert(entry.row, into: p.table, key: p.ref.key)
-            if entry.touched { touched.append((p.ref, entry.table)) }
-        }
-        for p in updates {
-            guard let entry = graph.entries[p.ref] else { continue }
-            try tx.update(entry.row, in: p.table, key: p.ref.key)
-            if entry.touched { touched.append((p.ref, entry.table)) }
-        }
-        for (ref, entry) in graph.entries where entry.origin == .repaired && entry.touched {
-            var row = entry.row
-            guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
-            row[StorageMapping.versionColumn] = .int(version + 1)
-            try tx.update(row, in: entry.table.name, key: ref.key)
-            touched.append((ref, entry.table))
+        for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
+            switch entry.origin {
+            case .inserted:
+                let p = inserts[k]
+                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                try tx.insert(entry.row, into: p.table, key: p.ref.key)
+            case .updated:
+                let p = updates[k - inserts.count]
+                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                try tx.update(entry.row, in: p.table, key: p.ref.key)
+            case .repaired:
+                guard entry.touched else { continue }
+                var row = entry.row
+                guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
+                row[StorageMapping.versionColumn] = .int(version + 1)
+                try tx.update(row, in: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key)
+            }
+            if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
         }
         for ref in graph.deleted {
             guard let table = snapshot.tableName(for: ref.table) else { continue }

@@ -186,10 +186,17 @@ final class ParsingSession {
     /// call: an array of items each linking a parent by ID would otherwise fetch each parent on its own.
     private func prefetchTargets<T: Parsable>(_: T.Type, key: String) throws {
         guard table(T.self).prefetchedKeys.insert(key).inserted else { return }
+        // Distinct IDs only: a thousand parents named by a hundred thousand items are a thousand IDs to
+        // fetch, not an array a hundred times their number for `prefetch` to sift.
         var ids: [T.EntityID] = []
+        var seen = Set<T.EntityID>()
         for element in elements {
             guard case .object(let object) = element, case .value(let value) = JSONLookup(object, key) else { continue }
-            ids += targetIDs(value, as: T.self)
+            if value.isScalar {
+                if let id = value.converted(to: T.EntityID.self), seen.insert(id).inserted { ids.append(id) }
+            } else {
+                for id in targetIDs(value, as: T.self) where seen.insert(id).inserted { ids.append(id) }
+            }
         }
         try prefetch(T.self, ids: ids)
     }

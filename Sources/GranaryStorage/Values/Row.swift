@@ -9,11 +9,13 @@ public struct Row: Sendable, Hashable, RandomAccessCollection, MutableCollection
     public init(_ values: [Value]) { self.values = values }
     public init(arrayLiteral elements: Value...) { self.values = elements }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { values.count }
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { values.count }
 
     /// Reading past the end yields `.null`, so that rows written before a column was added stay readable.
-    public subscript(position: Int) -> Value {
+    /// Inlinable: the object layer reads a few columns of every row it saves or fetches, and a call
+    /// across the module boundary per read (with a copy of the value) was a visible share of a save.
+    @inlinable public subscript(position: Int) -> Value {
         get { position < values.count ? values[position] : .null }
         set {
             if position >= values.count {
