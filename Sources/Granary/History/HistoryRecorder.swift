@@ -62,7 +62,7 @@ struct HistoryRecorder {
                 var entries: [(key: Int64, change: HistoryTable.StoredChange)] = []
                 for key in changes.inserted {
                     guard let row = try after.row(in: table, key: key), let codec = codec(of: row) else { continue }
-                    entries.append((key, .init(e: entityIndex(codec.entity.name), k: key, t: .insert)))
+                    entries.append((key, .init(entity: entityIndex(codec.entity.name), key: key, kind: .insert)))
                 }
                 for key in changes.updated {
                     guard let row = try after.row(in: table, key: key), let codec = codec(of: row) else { continue }
@@ -70,11 +70,11 @@ struct HistoryRecorder {
                     let names = Self.updatedNames(codec, previous, row)
                     // A row rewritten with the same values (only its version moved) changed nothing to report.
                     if names.isEmpty { continue }
-                    entries.append((key, .init(e: entityIndex(codec.entity.name), k: key, t: .update, u: names)))
+                    entries.append((key, .init(entity: entityIndex(codec.entity.name), key: key, kind: .update, updated: names)))
                 }
                 for key in changes.deleted {
                     guard let row = try before.row(in: table, key: key), let codec = codec(of: row) else { continue }
-                    entries.append((key, .init(e: entityIndex(codec.entity.name), k: key, t: .delete, s: Self.tombstone(codec, row))))
+                    entries.append((key, .init(entity: entityIndex(codec.entity.name), key: key, kind: .delete, tombstone: Self.tombstone(codec, row))))
                 }
                 entries.sort { $0.key < $1.key }
                 stored.changes += entries.map(\.change)
@@ -82,7 +82,7 @@ struct HistoryRecorder {
         }
         guard !stored.changes.isEmpty else { return }
         let origin = Self.origin
-        try tx.insert(try HistoryTable.row(timestamp: Date(), author: origin.author, contextName: origin.contextName, changes: stored),
+        try tx.insert(HistoryTable.row(timestamp: Date(), author: origin.author, contextName: origin.contextName, changes: stored),
                       into: HistoryTable.name)
     }
 
@@ -102,13 +102,14 @@ struct HistoryRecorder {
     }
 
     /// The values of a deleted row's attributes that the model asks to keep.
-    private static func tombstone(_ codec: EntityCodec, _ row: Row) -> [String: HistoryTable.StoredValue]? {
-        var kept: [String: HistoryTable.StoredValue] = [:]
+    private static func tombstone(_ codec: EntityCodec, _ row: Row) -> [String: Value]? {
+        var kept: [String: Value] = [:]
         var asked = false
         for step in codec.steps {
             guard case .attribute(let attribute) = codec.layout.kinds[step.index], attribute.preservesValueInHistoryOnDeletion else { continue }
             asked = true
-            if let value = HistoryTable.StoredValue(row[step.column]) { kept[attribute.name] = value }
+            let value = row[step.column]
+            if !value.isNull { kept[attribute.name] = value }
         }
         return asked ? kept : nil
     }

@@ -47,71 +47,28 @@ enum HistoryTable {
 
     // MARK: Encoding
 
-    /// The layout of `StoredChanges` this version writes and reads; a row of another layout is reported
-    /// as unreadable rather than misread.
-    static let formatVersion = 1
-
-    /// A transaction's changes as the table stores them: entity names once, then one entry per change.
-    /// JSON, with one-letter keys in the entries: a transaction of a large batch holds one per row.
-    struct StoredChanges: Codable {
-        var format = HistoryTable.formatVersion
+    /// A transaction's changes as the table stores them (see `HistoryEncoding`): entity names once,
+    /// then one entry per change.
+    struct StoredChanges: Equatable {
         var entities: [String] = []
         var changes: [StoredChange] = []
     }
 
-    struct StoredChange: Codable {
+    struct StoredChange: Equatable {
         /// Index into `entities`.
-        var e: Int
+        var entity: Int
         /// The object's key.
-        var k: Int64
-        var t: PersistentHistoryChange.ChangeType
+        var key: Int64
+        var kind: PersistentHistoryChange.ChangeType
         /// Updated property names.
-        var u: [String]?
-        /// Tombstone values, by attribute name.
-        var s: [String: StoredValue]?
+        var updated: [String]? = nil
+        /// Tombstone values by attribute name, in the storage form of the attribute's column.
+        var tombstone: [String: Value]? = nil
     }
 
-    /// A tombstone value in a form JSON keeps exactly.
-    enum StoredValue: Codable, Equatable {
-        case bool(Bool)
-        case int(Int64)
-        case double(Double)
-        case string(String)
-        case bytes(Data)
-        case date(Double)
-        case uuid(UUID)
-
-        init?(_ value: Value) {
-            switch value {
-            case .bool(let b): self = .bool(b)
-            case .int(let i): self = .int(i)
-            case .double(let d): self = .double(d)
-            case .string(let s): self = .string(s)
-            case .bytes(let b): self = .bytes(Data(b))
-            case .date(let d): self = .date(d.timeIntervalSinceReferenceDate)
-            case .uuid(let u): self = .uuid(u)
-            case .null, .reference, .references: return nil
-            }
-        }
-
-        var value: Value {
-            switch self {
-            case .bool(let b): return .bool(b)
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            case .string(let s): return .string(s)
-            case .bytes(let b): return .bytes([UInt8](b))
-            case .date(let d): return .date(Date(timeIntervalSinceReferenceDate: d))
-            case .uuid(let u): return .uuid(u)
-            }
-        }
-    }
-
-    static func row(timestamp: Date, author: String?, contextName: String?, changes: StoredChanges) throws -> Row {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let bytes = try encoder.encode(changes)
-        return Row([.date(timestamp), author.map(Value.string) ?? .null, contextName.map(Value.string) ?? .null, .bytes([UInt8](bytes))])
+    static func row(timestamp: Date, author: String?, contextName: String?, changes: StoredChanges) -> Row {
+        Row([.date(timestamp), author.map(Value.string) ?? .null, contextName.map(Value.string) ?? .null,
+             .bytes(HistoryEncoding.encode(changes))])
     }
 
     // MARK: Decoding
@@ -127,35 +84,29 @@ enum HistoryTable {
         guard case .date(let timestamp) = row[timestampColumn] else { throw unreadable("the timestamp is missing") }
         guard case .bytes(let bytes) = row[changesColumn] else { throw unreadable("the changes are missing") }
         let stored: StoredChanges
-        do { stored = try JSONDecoder().decode(StoredChanges.self, from: Data(bytes)) } catch {
-            throw unreadable("the changes do not decode (\(error))")
-        }
-        guard stored.format == formatVersion else {
-            throw unreadable("the changes are in format \(stored.format); this version of Granary reads format \(formatVersion)")
-        }
+        do { stored = try HistoryEncoding.decode(bytes) } catch { throw unreadable(error.description) }
         var changes: [PersistentHistoryChange] = []
         changes.reserveCapacity(stored.changes.count)
         for (position, change) in stored.changes.enumerated() {
-            guard stored.entities.indices.contains(change.e) else { throw unreadable("change \(position) names entity \(change.e) of \(stored.entities.count)") }
-            let entityName = stored.entities[change.e]
-            let id = ManagedObjectID(entityName: entityName, store: store.identifier, key: change.k)
+            let entityName = stored.entities[change.entity]
+            let id = ManagedObjectID(entityName: entityName, store: store.identifier, key: change.key)
             var tombstone: [String: any Sendable]?
-            if let values = change.s {
+            if let values = change.tombstone {
                 var decoded: [String: any Sendable] = [:]
                 let entity = store.model.entity(named: entityName)
                 for (name, value) in values {
                     // The attribute's own Swift form (an Int16, a URL); the raw storage form if the model
                     // no longer has the attribute.
-                    if let attribute = entity?.attributesByName[name], let swift = try? attribute.swiftValue(from: value.value) {
+                    if let attribute = entity?.attributesByName[name], let swift = try? attribute.swiftValue(from: value) {
                         decoded[name] = swift
                     } else {
-                        decoded[name] = value.value
+                        decoded[name] = value
                     }
                 }
                 tombstone = decoded
             }
-            changes.append(PersistentHistoryChange(changeID: position, changedObjectID: id, changeType: change.t,
-                                                   updatedProperties: change.u.map(Set.init), tombstone: tombstone,
+            changes.append(PersistentHistoryChange(changeID: position, changedObjectID: id, changeType: change.kind,
+                                                   updatedProperties: change.updated.map(Set.init), tombstone: tombstone,
                                                    transactionToken: token))
         }
         var author: String?
