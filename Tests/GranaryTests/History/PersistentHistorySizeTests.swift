@@ -6,10 +6,10 @@ import Testing
 /// when the history is purged every 1,000 saves and the store checkpoints.
 @Suite(.serialized) struct PersistentHistorySizeTests {
     /// Chosen from measurement. The log's segment is preallocated in 1 MiB chunks, so the files never
-    /// weigh less than 1 MiB; with purging they peaked at 1,049,739 bytes (the segment, its ≤ 1,000 saves
+    /// weigh less than 1 MiB; with purging they peaked at 1,049,710 bytes (the segment, its ≤ 1,000 saves
     /// of log fitting in the first chunk, and a snapshot of ~1.2 KB holding the counter object and one
     /// transaction). Without purging the snapshot grows by ~10 bytes a transaction (these transactions
-    /// are alike and compress well; real ones weigh more): 20,000 saves peaked at 1,248,377 bytes. 64 KiB
+    /// are alike and compress well; real ones weigh more): 20,000 saves peaked at 1,247,024 bytes. 64 KiB
     /// over the chunk is 60 times the purged snapshot, and an unpurged history passes it after ~6,500
     /// saves.
     static let bound = (1 << 20) + (64 << 10)
