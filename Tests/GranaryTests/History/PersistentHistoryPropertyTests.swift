@@ -71,6 +71,28 @@ import Testing
                     changes[id] = .update(["pages"])
                     books[id]!.pages = pages
                 }
+            case 2:
+                // A batch insert of one or two books.
+                let titles = (0..<(1 + r.int(2))).map { _ -> String in
+                    serial += 1
+                    return "t\(serial)"
+                }
+                let result = try context.performAndWait {
+                    try context.execute(BatchInsertRequest(entityName: "Book", objects: titles.map { ["title": $0] }, resultType: .objectIDs))
+                }
+                for (id, title) in zip(result.objectIDs, titles) {
+                    books[id] = Book(title: title, pages: 0, author: nil)
+                    changes[id] = .insert
+                }
+            case 3 where !books.isEmpty:
+                // A batch delete of one book: its author loses it, an update of the author's books.
+                let id = books.keys.sorted { $0.primaryKey! < $1.primaryKey! }[r.int(books.count)]
+                _ = try context.performAndWait { try context.execute(BatchDeleteRequest(objectIDs: [id])) }
+                if let author = books[id]!.author { changes[author] = .update(["books"]) }
+                changes[id] = .delete(title: books[id]!.title)
+                books[id] = nil
+                // The contexts still hold the deleted book: they forget what they hold.
+                for context in contexts { context.performAndWait { context.reset() } }
             case 1 where !books.isEmpty:
                 // Purge up to a random kept transaction.
                 let kept = try HistorySupport.history(coordinator)
