@@ -81,8 +81,8 @@ extension PersistentStoreCoordinator {
             // Keys come only from recording and go only by purging: a gap right after the token means
             // transactions the reader has not seen were purged.
             var next: Int64?
-            try snapshot.forEachRow(in: HistoryTable.name, from: token.transactionNumber + 1) { key, _ in
-                next = key
+            try snapshot.forEachEncodedRow(in: HistoryTable.name, from: token.transactionNumber + 1) { row in
+                next = row.key
                 return false
             }
             if next != token.transactionNumber + 1 { throw PersistentHistoryError.tokenExpired(token) }
@@ -105,14 +105,18 @@ extension PersistentStoreCoordinator {
             do {
                 let snapshot = tx.snapshot
                 guard snapshot.tableNames.contains(HistoryTable.name) else { return 0 }
-                try snapshot.forEachRow(in: HistoryTable.name) { key, row in
+                // Keys and timestamps only: a transaction's changes (a batch's may be large) stay encoded.
+                try snapshot.forEachEncodedRow(in: HistoryTable.name) { row in
                     switch bound {
                     case .token(let token):
-                        if let token, key >= token.transactionNumber { return false }
+                        if let token, row.key >= token.transactionNumber { return false }
                     case .date(let date):
-                        guard case .date(let timestamp) = row[HistoryTable.timestampColumn], timestamp < date else { return true }
+                        var values = try row.values()
+                        guard HistoryTable.timestampColumn == 0, case .date(let timestamp)? = try values.next(), timestamp < date else {
+                            return true
+                        }
                     }
-                    keys.append(key)
+                    keys.append(row.key)
                     return true
                 }
             }
