@@ -176,48 +176,27 @@ extension ManagedObjectContext {
     }
 
     /// `same(_:_:)` for two values of an attribute of `type`: values of the attribute's own Swift type
-    /// (what the setters store) compare with one cast each, instead of the boxing into `AnyHashable`
-    /// (a protocol lookup per value) that saves and validation would pay for every changed property.
+    /// (what the setters store) are read straight out of their `Any` boxes and compared, instead of the
+    /// boxing into `AnyHashable` (a protocol lookup per value), or even a dynamic cast, that saves,
+    /// validation and imports would pay for every property they compare.
     static func same(_ a: Any?, _ b: Any?, as type: AttributeType?) -> Bool {
-        if identical(a, b) { return true }
-        if let type, let a, let b {
+        if let type {
             let typed: Bool?
             switch type {
-            case .string: typed = equal(a, b, as: String.self)
-            case .integer64: typed = equal(a, b, as: Int64.self)
-            case .integer32: typed = equal(a, b, as: Int32.self)
-            case .integer16: typed = equal(a, b, as: Int16.self)
-            case .double: typed = equal(a, b, as: Double.self)
-            case .float: typed = equal(a, b, as: Float.self)
-            case .boolean: typed = equal(a, b, as: Bool.self)
-            case .date: typed = equal(a, b, as: Date.self)
-            case .uuid: typed = equal(a, b, as: UUID.self)
+            case .string: typed = AnyBox.equal(a, b, as: String.self)
+            case .integer64: typed = AnyBox.equal(a, b, as: Int64.self)
+            case .integer32: typed = AnyBox.equal(a, b, as: Int32.self)
+            case .integer16: typed = AnyBox.equal(a, b, as: Int16.self)
+            case .double: typed = AnyBox.equal(a, b, as: Double.self)
+            case .float: typed = AnyBox.equal(a, b, as: Float.self)
+            case .boolean: typed = AnyBox.equal(a, b, as: Bool.self)
+            case .date: typed = AnyBox.equal(a, b, as: Date.self)
+            case .uuid: typed = AnyBox.equal(a, b, as: UUID.self)
             default: typed = nil
             }
             if let typed { return typed }
         }
         return same(a, b)
-    }
-
-    /// Whether two values are one value bit for bit: the same type and the same inline bytes (or the
-    /// same heap box). A value compared with itself or with a copy of itself (what validation hands
-    /// back, what an import writes over an unchanged property) is found equal without a cast; bytes
-    /// that differ prove nothing (an inline buffer's unused bytes are undefined), so `same` goes on.
-    @inline(__always)
-    static func identical(_ a: Any?, _ b: Any?) -> Bool {
-        withUnsafeBytes(of: a) { x in
-            withUnsafeBytes(of: b) { y in
-                x.count == y.count && memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
-            }
-        }
-    }
-
-    /// `a == b` when both are exactly `T` (not an optional or a subclass holding one), else nil: for
-    /// such values `AnyHashable` compares with `T`'s own `==`.
-    @inline(__always)
-    private static func equal<T: Equatable>(_ a: Any, _ b: Any, as: T.Type) -> Bool? {
-        guard Swift.type(of: a) == T.self, Swift.type(of: b) == T.self else { return nil }
-        return (a as! T) == (b as! T)
     }
 
     /// A deleted object whose deletion was saved leaves the context (Core Data's behaviour: it is no

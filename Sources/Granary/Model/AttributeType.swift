@@ -163,6 +163,40 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         throw .typeMismatch(attribute: nil, type: self, valueType: String(describing: Swift.type(of: value)))
     }
 
+    /// Whether `value` is already exactly the type's own Swift type (what typed setters store): then it
+    /// is its own canonical form, found from the box's type word without a cast.
+    func holdsOwnSwiftType(_ value: Any?) -> Bool {
+        switch self {
+        case .string: return AnyBox.holds(value, exactly: String.self)
+        case .integer64: return AnyBox.holds(value, exactly: Int64.self)
+        case .integer32: return AnyBox.holds(value, exactly: Int32.self)
+        case .integer16: return AnyBox.holds(value, exactly: Int16.self)
+        case .double: return AnyBox.holds(value, exactly: Double.self)
+        case .float: return AnyBox.holds(value, exactly: Float.self)
+        case .boolean: return AnyBox.holds(value, exactly: Bool.self)
+        case .date: return AnyBox.holds(value, exactly: Date.self)
+        case .uuid: return AnyBox.holds(value, exactly: UUID.self)
+        default: return false
+        }
+    }
+
+    /// The storage value of a value of the type's own Swift type, read without a cast; nil for anything
+    /// else (which takes `storageValue(for:)`). What a save encodes for nearly every attribute.
+    func ownTypeStorageValue(_ value: Any?) -> Value? {
+        switch self {
+        case .string: return AnyBox.value(value, as: String.self).map { .string($0) }
+        case .integer64: return AnyBox.value(value, as: Int64.self).map { .int($0) }
+        case .integer32: return AnyBox.value(value, as: Int32.self).map { .int(Int64($0)) }
+        case .integer16: return AnyBox.value(value, as: Int16.self).map { .int(Int64($0)) }
+        case .double: return AnyBox.value(value, as: Double.self).map { .double($0) }
+        case .float: return AnyBox.value(value, as: Float.self).map { .double(Double($0)) }
+        case .boolean: return AnyBox.value(value, as: Bool.self).map { .bool($0) }
+        case .date: return AnyBox.value(value, as: Date.self).map { .date($0) }
+        case .uuid: return AnyBox.value(value, as: UUID.self).map { .uuid($0) }
+        default: return nil
+        }
+    }
+
     /// The canonical Swift value for `value` when it already has the type's own Swift type (or `Int` for
     /// `.integer64`), else nil: typed setters pass such values on every write, and skipping the round
     /// trip through a storage `Value` keeps them cheap. Anything else takes `storageValue(for:)`.

@@ -78,9 +78,12 @@ extension ManagedObject {
         // What `validate` and `canonical` below come to for a value of the attribute's own type and no
         // rules (the common case, met once per property of every saved object), without copying the
         // attribute's description.
-        if layout.hasNoRules[i], let given = value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(given) {
-            value = fast
-            return
+        if layout.hasNoRules[i], let type = layout.attributeTypes[i] {
+            if type.holdsOwnSwiftType(value) { return }
+            if let given = value, let fast = type.canonicalFastPath(given) {
+                value = fast
+                return
+            }
         }
         let errors: [ValidationError]
         switch layout.kinds[i] {

@@ -178,7 +178,13 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     func setPublicValue(_ value: Any?, at i: Int) throws {
         if layout.isDerived[i] { throw derivedAttributeIsReadOnly(at: i) }
-        // Before looking through optionals: a cast to the attribute's type already does.
+        // Before looking through optionals: a cast to the attribute's type already does. A value of the
+        // attribute's own type (what typed setters pass) needs no cast at all.
+        if let type = layout.attributeTypes[i], type.holdsOwnSwiftType(value) {
+            if isUnchangedWrite(value, at: i, type) { return }
+            setRaw(value, at: i)
+            return
+        }
         if let value, let type = layout.attributeTypes[i], let fast = type.canonicalFastPath(value) {
             if isUnchangedWrite(fast, at: i, type) { return }
             setRaw(fast, at: i)

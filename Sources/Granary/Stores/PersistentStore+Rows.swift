@@ -46,20 +46,33 @@ extension PersistentStore {
         var row = Row([Value](repeating: .null, count: codec.columnCount))
         row[StorageMapping.entityColumn] = .int(codec.entityCode)
         row[StorageMapping.versionColumn] = .int(version)
+        // IDs of one scope (entity and store) share a table: the last scope's is kept, as a to-many's
+        // members and a run of rows' to-ones mostly name one entity, and finding it hashes a name.
+        var lastScope: (scope: ManagedObjectID.Scope, table: TableID)?
         func reference(_ id: ManagedObjectID, key: String) throws -> RowReference {
             let id = resolve(id)
+            if let lastScope, lastScope.scope === id.scope { return RowReference(table: lastScope.table, key: id.number) }
             guard let pk = id.primaryKey, id.persistentStoreIdentifier == identifier else {
                 throw ContextError.wrongValueType(entity: entity.name, key: key, value: id.description,
                                                   reason: "relationships cannot cross stores; the object is not in store \(identifier)")
             }
-            if let table = tableIDs[id.entityName] { return RowReference(table: table, key: pk) }
-            let destination = try entityMapping(id.entityName)
-            return RowReference(table: try snapshot.tableID(of: destination.tableName), key: pk)
+            let table: TableID
+            if let known = tableIDs[id.entityName] {
+                table = known
+            } else {
+                table = try snapshot.tableID(of: try entityMapping(id.entityName).tableName)
+            }
+            lastScope = (id.scope, table)
+            return RowReference(table: table, key: pk)
         }
         for step in codec.steps {
             let i = step.index
             switch step.kind {
             case .attribute(let type):
+                if let fast = type.ownTypeStorageValue(values[i]) {
+                    row[step.column] = fast
+                    continue
+                }
                 do { row[step.column] = try type.storageValue(for: values[i]) } catch {
                     // The attribute's own conversion names it in the error; only this rare path needs it.
                     guard case .attribute(let a) = layout.kinds[i] else { throw error }
