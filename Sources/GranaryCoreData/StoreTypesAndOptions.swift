@@ -18,10 +18,11 @@ public let NSMigratePersistentStoresAutomaticallyOption = PersistentStoreDescrip
 public let NSInferMappingModelAutomaticallyOption = PersistentStoreDescription.OptionKey.inferMappingModelAutomatically
 /// Opens the store read-only.
 public let NSReadOnlyPersistentStoreOption = PersistentStoreDescription.OptionKey.readOnly
-/// Persistent history tracking, which Granary does not have: asking for it makes loading fail with
-/// `StackError.unsupportedOption`, rather than working without it.
+/// Persistent history tracking: the store records every save (`PersistentStore.Options.persistentHistoryTracking`;
+/// read it with Granary's `PersistentHistoryChangeRequest`).
 public let NSPersistentHistoryTrackingKey = PersistentStoreDescription.OptionKey.historyTracking
-/// Remote-change notifications, which Granary does not post: refused as history tracking is.
+/// Remote-change notifications, which Granary does not post: asking for them makes loading fail with
+/// `StackError.unsupportedOption`, rather than working without them.
 public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = PersistentStoreDescription.OptionKey.remoteChangeNotificationPost
 /// How long opening waits for a locked store.
 public let NSPersistentStoreTimeoutOption = PersistentStoreDescription.OptionKey.timeout
@@ -54,9 +55,10 @@ extension PersistentStoreCoordinator {
     ///   - configuration: The model configuration whose entities the store holds; nil for all.
     ///   - storeURL: The store's directory (by convention `<name>.granary`).
     ///   - options: Core Data's keys: `NSMigratePersistentStoresAutomaticallyOption`,
-    ///     `NSInferMappingModelAutomaticallyOption`, `NSReadOnlyPersistentStoreOption`.
+    ///     `NSInferMappingModelAutomaticallyOption`, `NSReadOnlyPersistentStoreOption`,
+    ///     `NSPersistentHistoryTrackingKey`.
     /// - Throws: `ContextError.invalidRequest` for a store type Granary does not have or an option it
-    ///   does not support (persistent history, remote-change notifications); otherwise as
+    ///   does not support (remote-change notifications); otherwise as
     ///   `addPersistentStore(type:configuration:at:options:)`.
     @discardableResult
     public func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
@@ -84,12 +86,12 @@ extension PersistentStoreCoordinator {
 
 extension PersistentStoreDescription {
     /// A description holding Core Data's options, for reading them as Granary's.
-    /// - Throws: `ContextError.invalidRequest` for persistent history or remote-change notifications.
+    /// - Throws: `ContextError.invalidRequest` for remote-change notifications.
     convenience init(coreDataOptions options: [AnyHashable: Any], configuration: String?) throws {
         self.init()
         for (key, value) in options {
             guard let key = key as? String else { continue }
-            if key == NSPersistentHistoryTrackingKey || key == NSPersistentStoreRemoteChangeNotificationPostOptionKey,
+            if key == NSPersistentStoreRemoteChangeNotificationPostOptionKey,
                (value as? Bool) == true || (value as? NSNumber)?.boolValue == true {
                 throw ContextError.invalidRequest(entity: configuration ?? "default configuration",
                                                   reason: "option \(key) is not supported by Granary")

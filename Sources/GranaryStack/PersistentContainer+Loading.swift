@@ -15,7 +15,7 @@ extension PersistentContainer {
     ///
     /// The errors handed over are `StackError`s: `.attachFailed` naming the store and the Granary error
     /// underneath (locked, damaged, written by an incompatible model); `.unsupportedOption` for a
-    /// description asking for persistent history or remote-change notifications; `.unknownConfiguration`,
+    /// description asking for remote-change notifications; `.unknownConfiguration`,
     /// `.alreadyAttached` (two descriptions of one configuration); for every description, `.modelNotFound`
     /// or `.modelUnreadable` when `init(name:)` found no usable model, and `.alreadyStarted` when the
     /// container was loaded or started before.

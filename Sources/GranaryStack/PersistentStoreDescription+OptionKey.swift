@@ -15,9 +15,9 @@ extension PersistentStoreDescription {
         public static let readOnly = "NSReadOnlyPersistentStoreOption"
         /// Core Data's `NSPersistentStoreTimeoutOption`: see `PersistentStoreDescription/timeout`.
         public static let timeout = "NSPersistentStoreTimeoutOption"
-        /// Core Data's `NSPersistentHistoryTrackingKey`. Granary has no persistent history yet: set to
-        /// true, loading the store fails with `StackError.unsupportedOption` instead of running without
-        /// the history the app expects.
+        /// Core Data's `NSPersistentHistoryTrackingKey`: set to true, the store records every save in its
+        /// persistent history (`PersistentStore.Options.persistentHistoryTracking`; see
+        /// `PersistentHistoryChangeRequest`).
         public static let historyTracking = "NSPersistentHistoryTrackingKey"
         /// Core Data's `NSPersistentStoreRemoteChangeNotificationPostOptionKey`. Granary posts no
         /// remote-change notifications yet: set to true, loading the store fails with

@@ -18,10 +18,11 @@ import Synchronization
 /// settings (`durability`, `recovery`, the rest of `migrationOptions`) are properties only.
 /// `storeOptions` is what loading opens the store with.
 ///
-/// Options Granary does not support yet fail the load rather than being ignored: persistent history
-/// tracking (`OptionKey.historyTracking`) and remote-change notifications
-/// (`OptionKey.remoteChangeNotificationPost`) set to true make loading that store report
-/// `StackError.unsupportedOption`. Other keys are kept in `options` and not read.
+/// Persistent history tracking (`OptionKey.historyTracking`) set to true opens the store with
+/// `PersistentStore.Options.persistentHistoryTracking`. Options Granary does not support yet fail the
+/// load rather than being ignored: remote-change notifications (`OptionKey.remoteChangeNotificationPost`)
+/// set to true make loading that store report `StackError.unsupportedOption`. Other keys are kept in
+/// `options` and not read.
 public final class PersistentStoreDescription: Sendable, CustomStringConvertible {
     private struct State: Sendable {
         var url: URL?
@@ -157,10 +158,11 @@ public final class PersistentStoreDescription: Sendable, CustomStringConvertible
         }
     }
 
-    /// The options the store is opened with: durability, read-only, migration and recovery as this
-    /// description says.
+    /// The options the store is opened with: durability, read-only, migration, recovery and history
+    /// tracking as this description says.
     public var storeOptions: PersistentStore.Options {
-        PersistentStore.Options(durability: durability, readOnly: isReadOnly, migration: migrationOptions, recovery: recovery)
+        PersistentStore.Options(durability: durability, readOnly: isReadOnly, migration: migrationOptions, recovery: recovery,
+                                persistentHistoryTracking: flag(OptionKey.historyTracking, default: false))
     }
 
     /// The store's type and location, as a log line shows it.
@@ -178,17 +180,12 @@ public final class PersistentStoreDescription: Sendable, CustomStringConvertible
     }
 
     /// The store to open for this description.
-    /// - Throws: `StackError.unsupportedOption` when persistent history tracking or remote-change
-    ///   notifications are asked for.
+    /// - Throws: `StackError.unsupportedOption` when remote-change notifications are asked for.
     func storeRequest(container: String) throws(StackError) -> StoreRequest {
         let location = isInMemory ? nil : url
-        if flag(OptionKey.historyTracking, default: false) {
-            throw .unsupportedOption(container: container, url: location, key: OptionKey.historyTracking,
-                                     reason: "persistent history tracking is not yet available in Granary; remove the option to load the store")
-        }
         if flag(OptionKey.remoteChangeNotificationPost, default: false) {
             throw .unsupportedOption(container: container, url: location, key: OptionKey.remoteChangeNotificationPost,
-                                     reason: "remote-change notifications are not yet available in Granary (they come with persistent history); remove the option to load the store")
+                                     reason: "remote-change notifications are not yet available in Granary; remove the option to load the store (persistent history tracking is available)")
         }
         let configuration = StoreConfiguration(name: self.configuration, type: isInMemory ? .inMemory : .durable, options: storeOptions)
         return StoreRequest(configuration: configuration, url: location)

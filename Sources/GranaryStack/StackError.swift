@@ -32,8 +32,8 @@ public enum StackError: Error, CustomStringConvertible {
     /// A model was found by name but could not be made: a registered factory threw, or the model file
     /// at `source` is not a model Granary can read.
     case modelUnreadable(name: String, source: String, underlying: any Error)
-    /// A store description asks for something Granary does not do yet (persistent history tracking,
-    /// remote-change notifications); loading that store fails instead of ignoring the option.
+    /// A store description asks for something Granary does not do yet (remote-change notifications);
+    /// loading that store fails instead of ignoring the option.
     case unsupportedOption(container: String, url: URL?, key: String, reason: String)
     /// A save the stack ran in the background (a root context writing its children's saves to the
     /// store, a view context saving an editor's changes) failed; the changes stay where they were.

@@ -8,6 +8,8 @@
 //       migrates a store (see MigrationChild.swift)
 //   granary-crashtest onesided <store-directory> <seed>
 //       links and deletes through relationships without an inverse (see OneSidedChild.swift)
+//   granary-crashtest history <store-directory> <seed>
+//       saves into a store that tracks persistent history (see HistoryChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -21,6 +23,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runMigrationChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "onesided" {
     runOneSidedChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "history" {
+    runHistoryChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

@@ -2,9 +2,14 @@ import ArgumentParser
 import Foundation
 import GranaryStorage
 
+/// Tables Granary keeps for itself in a store (its persistent history, `_granary_history`), which hold no
+/// entity's objects: listings leave them out unless asked. Entity tables cannot start with `_`.
+let internalTablePrefix = "_granary_"
+
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show tables, row counts, indexes, file sizes and checkpoint state.")
     @OptionGroup var store: StoreArgument
+    @Flag(name: .customLong("internal"), help: "Also list Granary's internal tables (persistent history).") var includesInternal = false
 
     func run() throws {
         try reportingFailures {
@@ -27,10 +32,12 @@ struct Info: ParsableCommand {
                 print("meta        \(key) = \(shown)")
             }
             print("")
-            for table in info.tables {
+            let hidden = includesInternal ? [] : info.tables.filter { $0.name.hasPrefix(internalTablePrefix) }
+            for table in info.tables where includesInternal || !table.name.hasPrefix(internalTablePrefix) {
                 print("table \(table.name): \(table.rows) rows, \(formatBytes(Int64(table.memoryBytes))) in memory")
                 for index in table.indexes { print("  index \(index.name): \(index.entries) entries") }
             }
+            if !hidden.isEmpty { print("(\(hidden.count) internal table(s) not listed: --internal lists them)") }
         }
     }
 }
@@ -77,12 +84,13 @@ struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print rows as JSON lines: {\"table\", \"key\", \"values\"}.")
     @OptionGroup var store: StoreArgument
     @Option(name: .shortAndLong, help: "Only this table.") var table: String?
+    @Flag(name: .customLong("internal"), help: "Also dump Granary's internal tables (persistent history).") var includesInternal = false
 
     func run() throws {
         try reportingFailures {
             let engine = try store.open(readOnly: true)
             let snapshot = engine.read()
-            let tables = table.map { [$0] } ?? snapshot.tableNames
+            let tables = table.map { [$0] } ?? snapshot.tableNames.filter { includesInternal || !$0.hasPrefix(internalTablePrefix) }
             for name in tables {
                 let schema: TableSchema
                 do { schema = try snapshot.schema(of: name) } catch { throw Failure("no table named '\(name)' in \(store.path)") }

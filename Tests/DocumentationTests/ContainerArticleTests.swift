@@ -98,7 +98,7 @@ class PersistenceController {
         try container.close()
     }
 
-    @Test func persistentHistoryIsRefusedNotIgnored() throws {
+    @Test func remoteChangeNotificationsAreRefusedNotIgnored() throws {
         let model = try notesModel()
         let container = PersistentContainer(name: "Notes", managedObjectModel: model)
         container.persistentStoreDescriptions[0].url = URL(fileURLWithPath: "/dev/null")
@@ -106,15 +106,23 @@ class PersistenceController {
         let print: @Sendable (any Error) -> Void = { printed.append("\($0)") }
         // snippet: container-history
         let description = container.persistentStoreDescriptions.first!
-        description.setOption(true as NSNumber, forKey: PersistentStoreDescription.OptionKey.historyTracking)
+        description.setOption(true as NSNumber, forKey: PersistentStoreDescription.OptionKey.historyTracking)      // taken
+        description.setOption(true as NSNumber, forKey: PersistentStoreDescription.OptionKey.remoteChangeNotificationPost)
         container.loadPersistentStores { description, error in
-            print(error!)   // … option NSPersistentHistoryTrackingKey is set, but persistent history tracking is not yet available …
+            print(error!)   // … option NSPersistentStoreRemoteChangeNotificationOptionKey is set, but remote-change notifications are not yet available …
         }
         // end-snippet
         let messages = printed.lines
         #expect(messages.count == 1)
-        #expect(messages.first?.contains("option NSPersistentHistoryTrackingKey is set, but persistent history tracking is not yet available") == true)
+        #expect(messages.first?.contains("option NSPersistentStoreRemoteChangeNotificationOptionKey is set, but remote-change notifications are not yet available") == true)
         #expect(container.persistentStores.isEmpty)
+
+        // Without the remote-change option, the history option alone loads a store that records history.
+        let tracked = PersistentContainer(name: "Notes", managedObjectModel: model)
+        tracked.persistentStoreDescriptions[0].url = URL(fileURLWithPath: "/dev/null")
+        tracked.persistentStoreDescriptions[0].setOption(true as NSNumber, forKey: PersistentStoreDescription.OptionKey.historyTracking)
+        tracked.loadPersistentStores { _, error in #expect(error == nil) }
+        #expect(tracked.persistentStores.first?.tracksPersistentHistory == true)
     }
 }
 

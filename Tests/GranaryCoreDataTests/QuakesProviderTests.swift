@@ -7,9 +7,9 @@
 //
 // Lines a porter changes beyond `import CoreData` → `import GranaryCoreData` and `@NSManaged` → `@Managed`:
 // - `Logger` (OSLog) and `URLSession` are Apple-only: the feed comes in as dictionaries, and logging is gone;
-// - persistent history (`NSPersistentHistoryTrackingKey`, `NSPersistentStoreRemoteChange`,
-//   `NSPersistentHistoryChangeRequest`) does not exist in Granary: those lines are removed (asking for
-//   history tracking makes loading fail with a typed error), and the batch requests ask for object IDs
+// - the sample's history-driven merging (`NSPersistentHistoryTrackingKey`, `NSPersistentStoreRemoteChange`,
+//   `NSPersistentHistoryChangeRequest`) needs remote-change notifications, which Granary does not post
+//   (its persistent history has no NS-named aliases here either): those lines are removed, and the batch requests ask for object IDs
 //   (`resultType = .objectIDs`) and merge them into the view context with
 //   `mergeChanges(fromRemoteContextSave:into:)`, as Core Data documents for batch requests without
 //   history; the view context's `automaticallyMergesChangesFromParent` is `true` (the sample's `false`

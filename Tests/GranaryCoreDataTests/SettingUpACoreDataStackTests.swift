@@ -107,9 +107,18 @@ final class PersistenceController {
         }
         #expect(throws: ContextError.self) {
             try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil,
-                                               options: [NSPersistentHistoryTrackingKey: true as NSNumber])
+                                               options: [NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber])
         }
         #expect(coordinator.persistentStores.isEmpty)
+    }
+
+    // NSPersistentHistoryTrackingKey is taken: the store records its saves.
+    @Test func historyTrackingOptionOpensATrackedStore() throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: earthquakesModel)
+        let store = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil,
+                                                       options: [NSPersistentHistoryTrackingKey: true as NSNumber])
+        #expect(store.tracksPersistentHistory)
+        #expect(coordinator.currentPersistentHistoryToken(fromStores: nil)?.transactionNumber == 0)
     }
 }
 

@@ -185,22 +185,22 @@ final class DurablePersistenceController {
         await #expect(throws: StackError.self) { try await container.loadPersistentStores() }
 
         let failing = self.container()
-        let history = PersistentStoreDescription()
-        history.type = .inMemory
-        history.setOption(true, forKey: PersistentStoreDescription.OptionKey.historyTracking)
-        failing.persistentStoreDescriptions = [history]
+        let remote = PersistentStoreDescription()
+        remote.type = .inMemory
+        remote.setOption(true, forKey: PersistentStoreDescription.OptionKey.remoteChangeNotificationPost)
+        failing.persistentStoreDescriptions = [remote]
         do {
             try await failing.loadPersistentStores()
-            Issue.record("loaded a store asking for persistent history")
+            Issue.record("loaded a store asking for remote-change notifications")
         } catch {
-            guard case .unsupportedOption(_, _, PersistentStoreDescription.OptionKey.historyTracking, _) = error else { throw error }
+            guard case .unsupportedOption(_, _, PersistentStoreDescription.OptionKey.remoteChangeNotificationPost, _) = error else { throw error }
         }
     }
 
-    // NSPersistentHistoryTrackingKey and NSPersistentStoreRemoteChangeNotificationPostOptionKey: Granary
-    // has neither yet, so asking for them fails the load instead of being ignored.
-    @Test(arguments: [PersistentStoreDescription.OptionKey.historyTracking, PersistentStoreDescription.OptionKey.remoteChangeNotificationPost])
-    func askingForPersistentHistoryOrRemoteChangesFailsTheLoad(_ key: String) throws {
+    // NSPersistentStoreRemoteChangeNotificationPostOptionKey: Granary posts no remote-change
+    // notifications yet, so asking for them fails the load instead of being ignored.
+    @Test(arguments: [PersistentStoreDescription.OptionKey.remoteChangeNotificationPost])
+    func askingForRemoteChangesFailsTheLoad(_ key: String) throws {
         let directory = scratchDirectory()
         let url = directory.appendingPathComponent("History.granary")
         let container = container()

@@ -7,7 +7,8 @@ extension ManagedObjectContext {
     ///   without a coordinator.
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
         assertOnQueue()
-        return try coordinatorForBatches().execute(request)
+        let coordinator = try coordinatorForBatches()
+        return try HistoryRecorder.bindingOrigin(of: self) { try coordinator.execute(request) }
     }
 
     /// Runs a batch update on the context's coordinator; merge `BatchResult.changes` to see it.
@@ -15,7 +16,8 @@ extension ManagedObjectContext {
     ///   without a coordinator.
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         assertOnQueue()
-        return try coordinatorForBatches().execute(request)
+        let coordinator = try coordinatorForBatches()
+        return try HistoryRecorder.bindingOrigin(of: self) { try coordinator.execute(request) }
     }
 
     /// Runs a batch delete on the context's coordinator; merge `BatchResult.changes` to drop the deleted
@@ -24,7 +26,8 @@ extension ManagedObjectContext {
     ///   without a coordinator.
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
         assertOnQueue()
-        return try coordinatorForBatches().execute(request)
+        let coordinator = try coordinatorForBatches()
+        return try HistoryRecorder.bindingOrigin(of: self) { try coordinator.execute(request) }
     }
 
     private func coordinatorForBatches() throws -> PersistentStoreCoordinator {

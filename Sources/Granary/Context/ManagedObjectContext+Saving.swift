@@ -150,7 +150,7 @@ extension ManagedObjectContext {
                 attempt += 1
                 let changes = storeChanges()
                 do {
-                    return finishSave(try coordinator.save(changes))
+                    return finishSave(try HistoryRecorder.bindingOrigin(of: self) { try coordinator.save(changes) })
                 } catch let found as ConflictsFound {
                     let conflicts = attachedConflicts(found)
                     if attempt > 8 { throw ContextError.mergeConflicts(conflicts.map(\.detached)) }

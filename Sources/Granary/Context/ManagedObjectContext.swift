@@ -53,12 +53,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
     private var coordinatorStorage: PersistentStoreCoordinator?
     private var parentStorage: ManagedObjectContext?
-    /// A name of your choosing, shown in the context's description and in its save notifications: for
-    /// telling contexts apart in logs.
+    /// A name of your choosing, shown in the context's description, in its save notifications and in
+    /// the persistent history of its saves: for telling contexts apart in logs.
     public var name: String?
     /// Who makes this context's saves (a user, a sync engine, an importer), carried in its did-save
-    /// notifications (`ContextChanges.transactionAuthorKey`) and its description. Core Data records it in
-    /// persistent history; Granary hands it to whoever observes the saves.
+    /// notifications (`ContextChanges.transactionAuthorKey`), its description and, for a store that tracks
+    /// it, the persistent history of its saves (`PersistentHistoryTransaction.author`).
     public var transactionAuthor: String?
     public var mergePolicy: MergePolicy = .error
     /// When true, setting an attribute to the value it already holds leaves the object unchanged. Core

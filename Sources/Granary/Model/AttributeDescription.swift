@@ -31,6 +31,11 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
     /// `uppercase:(name)`, `canonical:(name)`, `books.@count`, `books.@sum.pages` (also `@max`, `@min`,
     /// `@avg`) or `now()`. Nil for an attribute the app sets.
     public let derivationExpression: String?
+    /// Whether a deleted object's value of this attribute is kept in the tombstone of its delete in the
+    /// store's persistent history (Core Data's `preservesValueInHistoryOnDeletion`): for the attributes
+    /// that identify an object to whoever reads the history later (a unique identifier, a title). Does
+    /// not affect storage or the version hash.
+    public let preservesValueInHistoryOnDeletion: Bool
     /// The parsed `derivationExpression`, or why it does not parse (building the model reports it).
     let derivation: Result<DerivationExpression, DerivationParseFailure>?
     /// The compiled `.regex` rules, keyed by pattern and anchored at both ends; a pattern that does not
@@ -50,19 +55,22 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
         isIndexed: Bool = false,
         validationRules: [ValidationRule] = [],
         renamingIdentifier: String? = nil,
-        derivationExpression: String? = nil
+        derivationExpression: String? = nil,
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         self.init(
             name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: nil, derivationExpression: derivationExpression)
+            entityName: nil, derivationExpression: derivationExpression,
+            preservesValueInHistoryOnDeletion: preservesValueInHistoryOnDeletion)
     }
 
     private init(
         name: String, type: AttributeType, isOptional: Bool, defaultValue: (any Sendable)?, isTransient: Bool,
         isIndexed: Bool, validationRules: [ValidationRule], renamingIdentifier: String?, entityName: String?,
-        derivationExpression: String?
+        derivationExpression: String?, preservesValueInHistoryOnDeletion: Bool
     ) {
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -100,14 +108,16 @@ public struct AttributeDescription: Sendable, CustomStringConvertible {
         AttributeDescription(
             name: name, type: type, isOptional: isOptional, defaultValue: defaultValue, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: entity, derivationExpression: derivationExpression)
+            entityName: entity, derivationExpression: derivationExpression,
+            preservesValueInHistoryOnDeletion: preservesValueInHistoryOnDeletion)
     }
 
     func withDefaultValue(_ value: (any Sendable)?) -> AttributeDescription {
         AttributeDescription(
             name: name, type: type, isOptional: isOptional, defaultValue: value, isTransient: isTransient,
             isIndexed: isIndexed, validationRules: validationRules, renamingIdentifier: renamingIdentifier,
-            entityName: entityName, derivationExpression: derivationExpression)
+            entityName: entityName, derivationExpression: derivationExpression,
+            preservesValueInHistoryOnDeletion: preservesValueInHistoryOnDeletion)
     }
 
     // MARK: Values

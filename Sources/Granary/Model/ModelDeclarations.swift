@@ -79,12 +79,13 @@ public struct Attribute: Sendable {
         indexed: Bool = false,
         validation: [ValidationRule] = [],
         renamingIdentifier: String? = nil,
-        derivation: String? = nil
+        derivation: String? = nil,
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         attribute = AttributeDescription(
             name: name, type: type, isOptional: optional, defaultValue: defaultValue, isTransient: transient,
             isIndexed: indexed, validationRules: validation, renamingIdentifier: renamingIdentifier,
-            derivationExpression: derivation)
+            derivationExpression: derivation, preservesValueInHistoryOnDeletion: preservesValueInHistoryOnDeletion)
     }
 }
 

@@ -460,10 +460,16 @@ extension PersistentStoreCoordinator {
         return (matched, changes)
     }
 
-    /// Runs a write transaction on a store, with engine errors in the context layer's terms.
+    /// Runs a write transaction on a store, with engine errors in the context layer's terms, and records
+    /// what it changed in the store's persistent history when the store tracks it.
     private func write<R>(_ store: PersistentStore, _ body: (WriteTransaction) throws -> R) throws -> R {
         do {
-            return try store.engine.write(body)
+            return try store.engine.write { tx in
+                let history = HistoryRecorder.start(store, in: tx)
+                let result = try body(tx)
+                try history?.record(in: tx)
+                return result
+            }
         } catch let error as StorageError {
             throw Self.translate(error, store: store)
         }

@@ -23,12 +23,18 @@ public final class PersistentStore: @unchecked Sendable {
         /// What opening does with a damaged store: throw (the default), or keep the commits before the
         /// damage (see `Engine.Recovery`; what was given up is in the store's `recoveryReport`).
         public var recovery: Engine.Recovery
+        /// Whether every save into the store records a transaction in its persistent history, in the
+        /// same commit as the save (Core Data's `NSPersistentHistoryTrackingKey`; see
+        /// <doc:PersistentHistory>). Off by default: a store opened without it records nothing and pays
+        /// nothing, and saves made while it was off are absent from the history.
+        public var persistentHistoryTracking: Bool
         public init(durability: Engine.Durability = .full, readOnly: Bool = false, migration: MigrationOptions = MigrationOptions(),
-                    recovery: Engine.Recovery = .strict) {
+                    recovery: Engine.Recovery = .strict, persistentHistoryTracking: Bool = false) {
             self.durability = durability
             self.isReadOnly = readOnly
             self.migration = migration
             self.recovery = recovery
+            self.persistentHistoryTracking = persistentHistoryTracking
         }
     }
 
@@ -59,6 +65,9 @@ public final class PersistentStore: @unchecked Sendable {
     private(set) var tableIDs: [String: TableID] = [:]
     /// The hierarchy stored in each table, by table ID, for decoding references.
     private(set) var tablesByID: [TableID: TableMapping] = [:]
+    /// Whether saves into this store record persistent history (`Options.persistentHistoryTracking`);
+    /// a store shared by several coordinators records for all of them, as its opener asked.
+    public let tracksPersistentHistory: Bool
     private let lock = NSLock()
     private var removed = false
 
@@ -86,6 +95,8 @@ public final class PersistentStore: @unchecked Sendable {
             (decoders, codecs) = Self.codecs(model: model, mapping: mapping, store: identifier)
             try Self.prepareTables(engine, schemas: mapping.tableSchemas(forConfiguration: configurationName), model: model,
                                    readOnly: options.isReadOnly)
+            tracksPersistentHistory = options.persistentHistoryTracking
+            if tracksPersistentHistory && !options.isReadOnly { try HistoryTable.createIfMissing(in: engine) }
         } catch let error as StorageError {
             throw ContextError.storage(error)
         }
@@ -105,6 +116,7 @@ public final class PersistentStore: @unchecked Sendable {
         self.identifier = other.identifier
         (decoders, codecs) = Self.codecs(model: model, mapping: mapping, store: other.identifier)
         self.migrationReport = nil
+        self.tracksPersistentHistory = other.tracksPersistentHistory
         try other.checkAttached()
         try other.share.retain(describing: other)
         // Every property is set from here, so a failure below runs deinit, which gives the engine back.

@@ -224,7 +224,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let (store, storeChanges) = work[index]
             do {
                 try store.engine.write { tx in
+                    let history = HistoryRecorder.start(store, in: tx)
                     try Self.apply(storeChanges, to: store, in: tx, outcome: &outcome)
+                    try history?.record(in: tx)
                     try writeStores(index + 1)
                 }
             } catch let error as StorageError {

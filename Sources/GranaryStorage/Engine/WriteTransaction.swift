@@ -168,6 +168,15 @@ public final class WriteTransaction {
         return first
     }
 
+    /// What the transaction has changed so far, per table and key, folded as its commit's
+    /// `ChangeSummary` will be (`lsn` is the one the commit will get, if nothing else commits first).
+    ///
+    /// For a layer that writes its own account of a commit inside that commit (persistent history), so
+    /// that no crash can separate the two. Computing it sorts the writes so far: call it once, at the end.
+    public var changesSoFar: ChangeSummary {
+        changes.summary(lsn: state.lsn + 1) { state.tables[$0]?.table.name }
+    }
+
     // MARK: Metadata
 
     /// Replaces the store's metadata as part of this transaction. The store UUID cannot change.

@@ -10,16 +10,18 @@ import Foundation
 /// element's line rather than later without one.
 struct XcodeAttributeDecoder {
     /// Attributes of `<attribute>` that are read, or that only concern code generation, Spotlight,
-    /// CloudKit, persistent history or how Core Data's SQLite store lays out data, and are ignored.
+    /// CloudKit or how Core Data's SQLite store lays out data, and are ignored.
     static let knownAttributes: Set<String> = [
         "name", "attributeType", "optional", "transient", "indexed", "defaultValueString", "defaultDateTimeInterval",
         "minValueString", "maxValueString", "minDateTimeInterval", "maxDateTimeInterval", "regularExpressionString",
         "renamingIdentifier", "elementID", "customClassName", "valueTransformerName", "derived", "derivationExpression",
+        // Xcode's "Preserve After Deletion" checkbox: `preservesValueInHistoryOnDeletion`.
+        "preserveAfterDeletion",
         // The composite a Composite attribute uses; the type is refused with its own message.
         "composite",
         // Ignored: none of these changes what is stored or how it validates in Granary.
         "usesScalarValueType", "syncable", "versionHashModifier", "allowsExternalBinaryDataStorage",
-        "preserveAfterDeletion", "spotlightIndexingEnabled", "storedInTruthFile", "allowsCloudEncryption",
+        "spotlightIndexingEnabled", "storedInTruthFile", "allowsCloudEncryption",
     ]
 
     /// Xcode's names of attribute types, as its model editor writes them in `attributeType`.
@@ -56,7 +58,8 @@ struct XcodeAttributeDecoder {
         return AttributeDescription(
             name: name, type: type, isOptional: flag("optional"), defaultValue: initial,
             isTransient: flag("transient"), isIndexed: flag("indexed"), validationRules: rules,
-            renamingIdentifier: element.renamingIdentifier, derivationExpression: derivation)
+            renamingIdentifier: element.renamingIdentifier, derivationExpression: derivation,
+            preservesValueInHistoryOnDeletion: flag("preserveAfterDeletion"))
     }
 
     /// A YES/NO flag; one that is neither is reported and read as NO.
