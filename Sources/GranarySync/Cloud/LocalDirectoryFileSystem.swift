@@ -53,44 +53,50 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     /// - Throws: ``CloudFileSystemError/notConnected``, `unavailable` when the root is gone,
     ///   `damagedIdentity`.
     public func fetchUserIdentity() async throws(CloudFileSystemError) -> CloudIdentity? {
-        try ready()
-        return try identity(creating: false)
+        try relativizing { () throws(CloudFileSystemError) -> CloudIdentity? in
+            try ready()
+            return try identity(creating: false)
+        }
     }
 
     /// Whether a file or directory is at `path` (symbolic links are followed).
     /// - Throws: `notConnected`, `invalidPath`, `unavailable` when the root is gone, `io`.
     public func fileExists(atPath path: String) async throws(CloudFileSystemError) -> FileExistence {
-        try ready()
-        let local = try localPath(path)
-        var info = stat()
-        guard stat(local, &info) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR {
-                try checkRoot()
-                return .none
+        try relativizing { () throws(CloudFileSystemError) -> FileExistence in
+            try ready()
+            let local = try localPath(path)
+            var info = stat()
+            guard stat(local, &info) == 0 else {
+                let code = errno
+                if code == ENOENT || code == ENOTDIR {
+                    try checkRoot()
+                    return .none
+                }
+                throw map(code, local)
             }
-            throw map(code, local)
+            return info.st_mode & S_IFMT == S_IFDIR ? .directory : .file
         }
-        return info.st_mode & S_IFMT == S_IFDIR ? .directory : .file
     }
 
     /// Creates the directory and those above it; an existing one is success.
     /// - Throws: ``CloudFileSystemError/notADirectory(path:)`` when a file is in the way, `notConnected`,
     ///   `invalidPath`, `unavailable`, `permissionDenied`, `io`.
     public func createDirectory(atPath path: String) async throws(CloudFileSystemError) {
-        try ready()
-        let components = try CloudPath.components(path)
-        var local = rootDirectory.path
-        for component in components {
-            local += "/" + component
-            if mkdir(local, 0o755) != 0 {
-                let code = errno
-                guard code == EEXIST else {
-                    if code == ENOENT { try checkRoot() }
-                    throw map(code, local)
+        try relativizing { () throws(CloudFileSystemError) in
+            try ready()
+            let components = try CloudPath.components(path)
+            var local = rootDirectory.path
+            for component in components {
+                local += "/" + component
+                if mkdir(local, 0o755) != 0 {
+                    let code = errno
+                    guard code == EEXIST else {
+                        if code == ENOENT { try checkRoot() }
+                        throw map(code, local)
+                    }
+                    var info = stat()
+                    guard stat(local, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: local) }
                 }
-                var info = stat()
-                guard stat(local, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path: local) }
             }
         }
     }
@@ -100,36 +106,43 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     /// - Throws: ``CloudFileSystemError/notFound(path:)``, `notADirectory`, `notConnected`, `invalidPath`,
     ///   `unavailable`, `permissionDenied`, `io`.
     public func contentsOfDirectory(atPath path: String) async throws(CloudFileSystemError) -> [CloudItem] {
-        try ready()
-        let local = try localPath(path)
-        guard let directory = opendir(local) else {
-            let code = errno
-            if code == ENOENT { try checkRoot() }
-            throw map(code, local)
-        }
-        defer { closedir(directory) }
-        var items: [CloudItem] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        try relativizing { () throws(CloudFileSystemError) -> [CloudItem] in
+            try ready()
+            let local = try localPath(path)
+            guard let directory = opendir(local) else {
+                let code = errno
+                if code == ENOENT { try checkRoot() }
+                // ENOTDIR also when a file stands above the path: then nothing is at the path itself.
+                var info = stat()
+                if code == ENOTDIR && stat(local, &info) != 0 { throw .notFound(path: path) }
+                throw map(code, local)
             }
-            guard !Self.isHidden(name) else { continue }
-            // d_type is DT_UNKNOWN on some network file systems: stat each entry instead.
-            var info = stat()
-            guard stat(local + "/" + name, &info) == 0 else { continue }   // removed since readdir: not there
-            items.append(info.st_mode & S_IFMT == S_IFDIR ? .directory(name: name) : .file(name: name, size: Int64(info.st_size)))
+            defer { closedir(directory) }
+            var items: [CloudItem] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                guard !Self.isHidden(name) else { continue }
+                // d_type is DT_UNKNOWN on some network file systems: stat each entry instead.
+                var info = stat()
+                guard stat(local + "/" + name, &info) == 0 else { continue }   // removed since readdir: not there
+                items.append(info.st_mode & S_IFMT == S_IFDIR ? .directory(name: name) : .file(name: name, size: Int64(info.st_size)))
+            }
+            return items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         }
-        return items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
     /// Removes the file, or the directory and everything in it; a missing item is success.
     /// - Throws: `notConnected`, `invalidPath` (the root included), `unavailable`, `permissionDenied`, `io`.
     public func removeItem(atPath path: String) async throws(CloudFileSystemError) {
-        try ready()
-        _ = try CloudPath.components(path, allowsRoot: false)
-        let local = try localPath(path)
-        try Self.remove(local)
-        try checkRoot()
+        try relativizing { () throws(CloudFileSystemError) in
+            try ready()
+            _ = try CloudPath.components(path, allowsRoot: false)
+            let local = try localPath(path)
+            try Self.remove(local)
+            try checkRoot()
+        }
     }
 
     /// Copies `localURL` to a hidden temp file in the remote directory, flushes it, renames it onto
@@ -138,36 +151,42 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     ///   `isADirectory`, `localFile` when `localURL` cannot be read, `notConnected`, `invalidPath`,
     ///   `unavailable`, `permissionDenied`, `io` (a full disk: `ENOSPC`).
     public func uploadLocalFile(at localURL: URL, toPath remotePath: String) async throws(CloudFileSystemError) {
-        try ready()
-        let components = try CloudPath.components(remotePath, allowsRoot: false)
-        let target = try localPath(remotePath)
-        let directory = try localPath(CloudPath.parent(of: components))
-        let temp = directory + "/." + components.last! + "." + UUID().uuidString + ".part"
-        let source = open(localURL.path, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else {
-            throw .localFile(path: localURL.path, reason: "cannot be read (\(String(cString: strerror(errno))))")
+        try relativizing { () throws(CloudFileSystemError) in
+            try ready()
+            let components = try CloudPath.components(remotePath, allowsRoot: false)
+            let target = try localPath(remotePath)
+            let directory = try localPath(CloudPath.parent(of: components))
+            let temp = directory + "/." + components.last! + "." + UUID().uuidString + ".part"
+            let source = open(localURL.path, O_RDONLY | O_CLOEXEC)
+            guard source >= 0 else {
+                throw .localFile(path: localURL.path, reason: "cannot be read (\(String(cString: strerror(errno))))")
+            }
+            defer { close(source) }
+            let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard output >= 0 else {
+                let code = errno
+                if code == ENOENT { try checkRoot() }
+                var info = stat()
+                if code == ENOENT || (code == ENOTDIR && stat(directory, &info) != 0) {
+                    throw .notFound(path: CloudPath.parent(of: components))
+                }
+                throw map(code, directory)
+            }
+            do throws(CloudFileSystemError) {
+                defer { close(output) }
+                try Self.copy(from: source, sourcePath: localURL.path, to: output, path: temp)
+                guard fsync(output) == 0 else { throw map(errno, temp) }
+            } catch {
+                unlink(temp)
+                throw error
+            }
+            guard rename(temp, target) == 0 else {
+                let code = errno
+                unlink(temp)
+                throw code == EISDIR ? .isADirectory(path: remotePath) : map(code, target)
+            }
+            Self.syncDirectory(directory)
         }
-        defer { close(source) }
-        let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
-            let code = errno
-            if code == ENOENT { try checkRoot() }
-            throw code == ENOENT ? .notFound(path: CloudPath.parent(of: components)) : map(code, directory)
-        }
-        do throws(CloudFileSystemError) {
-            defer { close(output) }
-            try Self.copy(from: source, sourcePath: localURL.path, to: output, path: temp)
-            guard fsync(output) == 0 else { throw map(errno, temp) }
-        } catch {
-            unlink(temp)
-            throw error
-        }
-        guard rename(temp, target) == 0 else {
-            let code = errno
-            unlink(temp)
-            throw code == EISDIR ? .isADirectory(path: remotePath) : map(code, target)
-        }
-        Self.syncDirectory(directory)
     }
 
     /// Copies the file at `remotePath` to a temp file beside `localURL`, then renames it onto it, so a
@@ -175,35 +194,37 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     /// - Throws: ``CloudFileSystemError/notFound(path:)``, `isADirectory`, `localFile` when `localURL`
     ///   cannot be written, `notConnected`, `invalidPath`, `unavailable`, `permissionDenied`, `io`.
     public func downloadFile(atPath remotePath: String, toLocalFile localURL: URL) async throws(CloudFileSystemError) {
-        try ready()
-        _ = try CloudPath.components(remotePath, allowsRoot: false)
-        let remote = try localPath(remotePath)
-        let source = open(remote, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else {
-            let code = errno
-            if code == ENOENT { try checkRoot() }
-            throw code == ENOENT || code == ENOTDIR ? .notFound(path: remotePath) : map(code, remote)
-        }
-        defer { close(source) }
-        var info = stat()
-        guard fstat(source, &info) == 0 else { throw map(errno, remote) }
-        guard info.st_mode & S_IFMT != S_IFDIR else { throw .isADirectory(path: remotePath) }
-        let temp = localURL.deletingLastPathComponent().path + "/." + localURL.lastPathComponent + "." + UUID().uuidString + ".part"
-        let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
-            throw .localFile(path: localURL.path, reason: "cannot be written (\(String(cString: strerror(errno))))")
-        }
-        do throws(CloudFileSystemError) {
-            defer { close(output) }
-            try Self.copy(from: source, sourcePath: remote, to: output, path: temp)
-        } catch {
-            unlink(temp)
-            throw error
-        }
-        guard rename(temp, localURL.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temp)
-            throw .localFile(path: localURL.path, reason: "cannot be replaced (\(reason))")
+        try relativizing { () throws(CloudFileSystemError) in
+            try ready()
+            _ = try CloudPath.components(remotePath, allowsRoot: false)
+            let remote = try localPath(remotePath)
+            let source = open(remote, O_RDONLY | O_CLOEXEC)
+            guard source >= 0 else {
+                let code = errno
+                if code == ENOENT { try checkRoot() }
+                throw code == ENOENT || code == ENOTDIR ? .notFound(path: remotePath) : map(code, remote)
+            }
+            defer { close(source) }
+            var info = stat()
+            guard fstat(source, &info) == 0 else { throw map(errno, remote) }
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw .isADirectory(path: remotePath) }
+            let temp = localURL.deletingLastPathComponent().path + "/." + localURL.lastPathComponent + "." + UUID().uuidString + ".part"
+            let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard output >= 0 else {
+                throw .localFile(path: localURL.path, reason: "cannot be written (\(String(cString: strerror(errno))))")
+            }
+            do throws(CloudFileSystemError) {
+                defer { close(output) }
+                try Self.copy(from: source, sourcePath: remote, to: output, path: temp)
+            } catch {
+                unlink(temp)
+                throw error
+            }
+            guard rename(temp, localURL.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temp)
+                throw .localFile(path: localURL.path, reason: "cannot be replaced (\(reason))")
+            }
         }
     }
 
@@ -213,9 +234,11 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     /// - Throws: `notConnected`, `invalidPath`, `notFound`, `unavailable`, `io`.
     @discardableResult
     public func removeAbandonedUploads(in path: String = "", olderThan age: TimeInterval = 3600) async throws(CloudFileSystemError) -> Int {
-        try ready()
-        let local = try localPath(path)
-        return try Self.removeParts(in: local, before: Date().timeIntervalSince1970 - age)
+        try relativizing { () throws(CloudFileSystemError) -> Int in
+            try ready()
+            let local = try localPath(path)
+            return try Self.removeParts(in: local, before: Date().timeIntervalSince1970 - age)
+        }
     }
 
     // MARK: Helpers
@@ -223,6 +246,27 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     /// Names listings leave out: hidden files (temp files, the identity) and sync services' conflicted copies.
     static func isHidden(_ name: String) -> Bool {
         name.hasPrefix(".") || name.contains(" (conflicted copy") || name.contains(".sync-conflict-")
+    }
+
+    /// Runs `body`, rewriting the paths of its errors from local paths to cloud paths (relative to the
+    /// root), so that errors name the same paths as those of any other `CloudFileSystem`.
+    private func relativizing<T>(_ body: () throws(CloudFileSystemError) -> T) throws(CloudFileSystemError) -> T {
+        do {
+            return try body()
+        } catch {
+            let root = rootDirectory.path
+            func relative(_ path: String) -> String {
+                path == root ? "" : path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+            }
+            switch error {
+            case let .notFound(path): throw .notFound(path: relative(path))
+            case let .notADirectory(path): throw .notADirectory(path: relative(path))
+            case let .isADirectory(path): throw .isADirectory(path: relative(path))
+            case let .permissionDenied(path): throw .permissionDenied(path: relative(path))
+            case let .io(path, code): throw .io(path: relative(path), errno: code)
+            default: throw error
+            }
+        }
     }
 
     private func ready() throws(CloudFileSystemError) {
