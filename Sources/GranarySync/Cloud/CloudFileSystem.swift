@@ -11,7 +11,7 @@ import Foundation
 /// Paths are relative to the file system's root, with no leading `/`, no empty, `.` or `..` component
 /// and no component starting with `.` (names starting with a dot are left to backends for temp and
 /// bookkeeping files); the empty path is the root itself. Every method throws
-/// ``CloudFileSystemError/invalidPath(_:)`` for another path, and ``CloudFileSystemError/notConnected``
+/// ``CloudFileSystemError/invalidPath(_:reason:)`` for another path, and ``CloudFileSystemError/notConnected``
 /// before ``connect()`` has succeeded.
 ///
 /// Implement one by mapping each requirement onto the backend's calls; <doc:CloudFileSystems> sketches

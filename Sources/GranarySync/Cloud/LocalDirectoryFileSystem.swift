@@ -13,7 +13,7 @@ import Darwin
 ///   disk, then renamed onto the name: `rename(2)` is atomic within a file system, so another process
 ///   (or the sync service) sees the old file, the new one, or nothing — never a part, even when this
 ///   process is killed mid-upload. A killed upload leaves only the hidden temp file, which listings skip
-///   and ``removeAbandonedUploads(olderThan:)`` deletes.
+///   and ``removeAbandonedUploads(in:olderThan:)`` deletes.
 /// - Listings skip names starting with `.` and the conflicted copies Dropbox
 ///   (`… (conflicted copy …)`) and Syncthing (`….sync-conflict-…`) make.
 /// - The identity is a UUID in `<root>/.granary-sync-identity`, made at the first ``connect()``: deleting
