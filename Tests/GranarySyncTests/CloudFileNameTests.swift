@@ -92,4 +92,17 @@ import Testing
             }
         }
     }
+
+    /// Random strings, any Unicode: parsing never traps, and whatever parses is canonical.
+    @Test func randomStringsNeverTrapTheParser() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SplitMix(seed: seed)
+            let text = String(String.UnicodeScalarView((0..<Int.random(in: 0...120, using: &g)).compactMap { _ in
+                Unicode.Scalar(Bool.random(using: &g) ? UInt32.random(in: 0x20...0x7E, using: &g) : UInt32.random(in: 0...0x10FFFF, using: &g))
+            }))
+            if let parsed = try? CloudFileName.parse(text) {
+                #expect(parsed.fileName == text, "seed \(seed)")
+            }
+        }
+    }
 }

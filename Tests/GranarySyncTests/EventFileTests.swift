@@ -165,4 +165,23 @@ import Testing
         #expect(json == #"{"alpha":"a/b","middle":{"a":1,"b":2},"zeta":1}"#)
         #expect(throws: EventFileError.self) { try EventPayloadCoding.encode([Double.nan]) }
     }
+
+    /// Random bytes, with and without a valid magic and version in front: always a typed refusal.
+    @Test func garbageIsAlwaysATypedRefusal() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SplitMix(seed: seed)
+            var bytes = g.bytes(Int.random(in: 0...200, using: &g))
+            if Bool.random(using: &g) { bytes = Data("GSYN".utf8) + Data([1, 0]) + bytes }
+            do throws(EventFileError) {
+                let file = try EventFile(decoding: bytes, name: "g")
+                // Acceptable only if it really is a well-formed frame, which random bytes all but never are.
+                #expect(file.encoded() == bytes, "seed \(seed): garbage decoded")
+            } catch {
+                #expect(error.description.contains("cloud file g "), "seed \(seed): \(error)")
+            }
+            #expect(throws: EventFileError.self, "seed \(seed)") {
+                try EventPayloadCoding.decode([SyncValue?].self, from: bytes, name: "g")
+            }
+        }
+    }
 }
