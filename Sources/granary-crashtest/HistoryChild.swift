@@ -8,17 +8,9 @@ import Granary
 ///
 /// `granary-crashtest history <store-directory> <seed>`
 func runHistoryChild(_ args: [String]) -> Never {
-    guard let path = args.first else {
-        FileHandle.standardError.write(Data("usage: granary-crashtest history <store> [seed]\n".utf8))
-        exit(2)
-    }
-    var state = UInt64(args.count > 1 ? Int(args[1]) ?? 1 : 1) | 1
-    func next(_ bound: Int) -> Int {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return Int(state % UInt64(bound))
-    }
+    var arguments = ChildArguments(args, mode: "history")
+    let path = arguments.storePath
+    func next(_ bound: Int) -> Int { arguments.next(bound) }
     do {
         let model = try historyCrashModel()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

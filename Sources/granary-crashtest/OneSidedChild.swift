@@ -7,17 +7,9 @@ import Granary
 ///
 /// `granary-crashtest onesided <store-directory> <seed>`
 func runOneSidedChild(_ args: [String]) -> Never {
-    guard let path = args.first else {
-        FileHandle.standardError.write(Data("usage: granary-crashtest onesided <store> [seed]\n".utf8))
-        exit(2)
-    }
-    var state = UInt64(args.count > 1 ? Int(args[1]) ?? 1 : 1) | 1
-    func next(_ bound: Int) -> Int {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return Int(state % UInt64(bound))
-    }
+    var arguments = ChildArguments(args, mode: "onesided")
+    let path = arguments.storePath
+    func next(_ bound: Int) -> Int { arguments.next(bound) }
     do {
         let model = try ManagedObjectModel(version: "1") {
             Entity("Tag") { Attribute("name", .string) }

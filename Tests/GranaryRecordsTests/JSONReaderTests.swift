@@ -93,7 +93,7 @@ import Testing
             case .number(_, let node, _): node
             case .string(let s): .string(s)
             case .array(let a): .array(a.map(\.node))
-            case .object(let o): .object(o.mapValues(\.node))
+            case .object(let o): .object(JSONObject(o.mapValues(\.node)))
             }
         }
 

@@ -30,14 +30,16 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var values: [Any?] {
         // Any write may change a to-many relationship behind the member sets' back. (A `didSet` that
         // does not read `oldValue` keeps element writes in place.)
-        didSet { if !keepsMemberSets && !memberSets.isEmpty { memberSets = [:] } }
+        didSet { if !keepsMemberSets && !memberSets.isEmpty { memberSets = [] } }
     }
     /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
     private var keepsMemberSets = false
     /// Members of large to-many relationships as sets, by property index, built on first use by inverse
     /// maintenance: linking 1,000 employees to a department one by one would otherwise scan its growing
     /// array on every link. Dropped on every write to `values` but the ones that keep it up to date.
-    var memberSets: [Int: Set<ManagedObjectID>] = [:]
+    /// By property index, as long as the highest index that has one (an array: taking a set out of a
+    /// dictionary and putting it back on every link cost more than the membership test it serves).
+    var memberSets: [Set<ManagedObjectID>?] = []
     /// The values as last read from or written to the store (or parent context); `nil` for an object
     /// that was never saved.
     var committed: [Any?]?
@@ -379,11 +381,18 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
         fireFaultIfNeeded()
         // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
-        var members = memberSets.removeValue(forKey: i)
+        var members: Set<ManagedObjectID>?
+        if i < memberSets.count {
+            members = memberSets[i]
+            memberSets[i] = nil
+        }
         keepsMemberSets = true
         defer { keepsMemberSets = false }
         mutateIDs(at: i) { ids in body(&ids, &members) }
-        if let members { memberSets[i] = members }
+        if let members {
+            if memberSets.count <= i { memberSets += repeatElement(nil, count: i + 1 - memberSets.count) }
+            memberSets[i] = members
+        }
     }
 
     /// `self` was unlinked from `source` through `relationship`: unlink back.
@@ -405,7 +414,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// relationship does not copy it.
     func mutateIDs(at i: Int, _ body: (inout [ManagedObjectID]) -> Bool) {
         fireFaultIfNeeded()
-        var ids = values[i] as? [ManagedObjectID] ?? []
+        // Read in place when the value is the array itself (as it always is but for a value set from
+        // outside the typed paths): a cast from `Any` went through the runtime each time.
+        var ids = AnyBox.value(values[i], as: [ManagedObjectID].self) ?? (values[i] as? [ManagedObjectID] ?? [])
         values[i] = nil
         if body(&ids) {
             setRaw(ids, at: i)

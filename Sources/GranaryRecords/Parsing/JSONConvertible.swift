@@ -180,7 +180,6 @@ extension Dictionary: JSONConvertible, NodeConvertible where Key == String, Valu
     init?(node: JSONNode) {
         guard case .object(let object) = node else { return nil }
         var result: [String: Value] = [:]
-        result.reserveCapacity(object.count)
         for (k, item) in object {
             guard let v = item.converted(to: Value.self) else { return nil }
             result[k] = v

@@ -11,7 +11,7 @@ enum JSONNode {
     case double(Double)
     case string(String)
     case array([JSONNode])
-    case object([String: JSONNode])
+    case object(JSONObject)
     /// A value of another type found in JSON built by hand (`[String: Any]` holding a `Date`, say), kept
     /// for conversions of the user's own.
     case other(AnyBox)
@@ -30,7 +30,7 @@ enum JSONNode {
         case let i as Int where type(of: value) == Int.self: self = .int(Int64(i))
         case let d as Double where type(of: value) == Double.self: self = .double(d)
         case let b as Bool where type(of: value) == Bool.self: self = .bool(b)
-        case let o as [String: Any]: self = .object(o.mapValues(JSONNode.init(any:)))
+        case let o as [String: Any]: self = .object(JSONObject(o.mapValues(JSONNode.init(any:))))
         case let a as [Any]: self = .array(a.map(JSONNode.init(any:)))
         case is NSNull: self = .null
         case let n as NSNumber: self = JSONNode(number: n)
@@ -63,7 +63,7 @@ enum JSONNode {
         case .double(let d): return d
         case .string(let s): return s
         case .array(let a): return a.map(\.anyValue)
-        case .object(let o): return o.mapValues(\.anyValue)
+        case .object(let o): return Dictionary(o.map { ($0.key, $0.value.anyValue) }, uniquingKeysWith: { $1 })
         case .other(let box): return box.value
         }
     }

@@ -105,13 +105,13 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(Failure) -> JSONNode {
         guard depth <= Self.depthLimit else { throw failure("arrays and objects nested deeper than \(Self.depthLimit)") }
         position += 1
-        var members: [String: JSONNode] = [:]
-        // Objects from web services are mostly small: growing from empty rehashed each one three times.
+        var members: [(key: String, value: JSONNode)] = []
+        // Objects from web services are mostly small: growing from empty copied each one three times.
         members.reserveCapacity(8)
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return .object(members)
+            return .object(JSONObject(members))
         }
         while true {
             skipWhitespace()
@@ -121,12 +121,12 @@ struct JSONReader {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
             position += 1
             skipWhitespace()
-            members[key] = try value(depth: depth)
+            members.append((key, try value(depth: depth)))
             skipWhitespace()
             guard position < bytes.count else { throw failure("unexpected end of text in an object") }
             switch bytes[position] {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"): position += 1; return .object(members)
+            case UInt8(ascii: "}"): position += 1; return .object(JSONObject(members))
             default: throw failure("expected ',' or '}' in an object")
             }
         }

@@ -10,8 +10,8 @@ import Granary
 public final class MappingValues {
     /// The JSON object being mapped, as Foundation's JSON APIs would give it. Built on each read: the
     /// `<-` operators do not use it.
-    public var json: [String: Any] { object.mapValues(\.anyValue) }
-    let object: [String: JSONNode]
+    public var json: [String: Any] { JSONNode.object(object).anyValue as? [String: Any] ?? [:] }
+    let object: JSONObject
     /// The context the object lives in (relationship targets are found or created there).
     public var context: ManagedObjectContext { session.context }
     let session: ParsingSession
@@ -19,7 +19,7 @@ public final class MappingValues {
     let keyPrefix: String
     let entityName: String
 
-    init(object: [String: JSONNode], session: ParsingSession, keyPrefix: String, entityName: String) {
+    init(object: JSONObject, session: ParsingSession, keyPrefix: String, entityName: String) {
         self.object = object
         self.session = session
         self.keyPrefix = keyPrefix
@@ -29,7 +29,7 @@ public final class MappingValues {
     /// A map over a JSON object outside a `parse` call, for reading values with `<-` into variables of
     /// your own; relationship targets it names are found or created in `context`.
     public convenience init(json: [String: Any], context: ManagedObjectContext) {
-        self.init(object: json.mapValues(JSONNode.init(any:)), session: ParsingSession(context: context), keyPrefix: "", entityName: "JSON")
+        self.init(object: JSONObject(json.mapValues(JSONNode.init(any:))), session: ParsingSession(context: context), keyPrefix: "", entityName: "JSON")
     }
 
     /// The value at a key or dotted path.
@@ -57,7 +57,7 @@ enum JSONLookup {
     case null
     case value(JSONNode)
 
-    init(_ object: [String: JSONNode], _ key: String) {
+    init(_ object: JSONObject, _ key: String) {
         if let found = object[key] {
             self = JSONLookup(found)
             return

@@ -84,7 +84,7 @@ final class ParsingSession {
     }
 
     /// The ID of a JSON object, read at `T.jsonKey`.
-    func id<T: Parsable>(of json: [String: JSONNode], as _: T.Type, keyPrefix: String = "") throws -> T.EntityID {
+    func id<T: Parsable>(of json: JSONObject, as _: T.Type, keyPrefix: String = "") throws -> T.EntityID {
         let key = jsonKey(T.self)
         switch JSONLookup(json, key) {
         case .absent, .null:
@@ -155,14 +155,14 @@ final class ParsingSession {
     }
 
     /// Finds or creates the object a JSON object names, then maps the JSON onto it.
-    func upsert<T: Parsable>(_: T.Type, json: [String: JSONNode], keyPrefix: String) throws -> T {
+    func upsert<T: Parsable>(_: T.Type, json: JSONObject, keyPrefix: String) throws -> T {
         let id = try self.id(of: json, as: T.self, keyPrefix: keyPrefix)
         let object = try self.object(T.self, id: id)
         try map(json, onto: object, keyPrefix: keyPrefix)
         return object
     }
 
-    func map<T: Parsable>(_ json: [String: JSONNode], onto object: T, keyPrefix: String) throws {
+    func map<T: Parsable>(_ json: JSONObject, onto object: T, keyPrefix: String) throws {
         guard depth < Self.depthLimit else {
             throw ParsingError(.nestingTooDeep(limit: Self.depthLimit), entity: entityName(T.self), key: keyPrefix)
         }

@@ -4,8 +4,9 @@ import Foundation
 /// The model and stack the history tests share: books with an author, the book's title and isbn kept in
 /// the tombstone of its delete.
 enum HistorySupport {
-    static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(version: "1") {
+    /// Version 2 adds an optional `subtitle` to books (a lightweight migration).
+    static func model(version: Int = 1) throws -> ManagedObjectModel {
+        try ManagedObjectModel(version: "\(version)") {
             Entity("Author") {
                 Attribute("name", .string, optional: true)
                 Relationship("books", toMany: "Book", inverse: "author", deleteRule: .nullify)
@@ -14,6 +15,7 @@ enum HistorySupport {
                 Attribute("title", .string, optional: true, preservesValueInHistoryOnDeletion: true)
                 Attribute("isbn", .string, optional: true, preservesValueInHistoryOnDeletion: true)
                 Attribute("pages", .integer64, defaultValue: 0)
+                if version >= 2 { Attribute("subtitle", .string, optional: true) }
                 Relationship("author", to: "Author", inverse: "books", deleteRule: .nullify)
             }
         }

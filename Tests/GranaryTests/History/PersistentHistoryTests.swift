@@ -319,19 +319,7 @@ import Testing
             }
             try coordinator.remove(coordinator.persistentStores[0])
         }
-        let v2 = try ManagedObjectModel(version: "2") {
-            Entity("Author") {
-                Attribute("name", .string, optional: true)
-                Relationship("books", toMany: "Book", inverse: "author", deleteRule: .nullify)
-            }
-            Entity("Book") {
-                Attribute("title", .string, optional: true, preservesValueInHistoryOnDeletion: true)
-                Attribute("isbn", .string, optional: true, preservesValueInHistoryOnDeletion: true)
-                Attribute("pages", .integer64, defaultValue: 0)
-                Attribute("subtitle", .string, optional: true)
-                Relationship("author", to: "Author", inverse: "books", deleteRule: .nullify)
-            }
-        }
+        let v2 = try HistorySupport.model(version: 2)
         let (coordinator, context) = try HistorySupport.stack(.durable, at: url, model: v2)
         #expect(coordinator.persistentStores[0].migrationReport != nil)
         try context.performAndWait {
