@@ -454,9 +454,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func replaceReferences(_ mapping: [ManagedObjectID: ManagedObjectID]) {
         func remap(_ array: inout [Any?]) {
             for i in layout.relationshipIndexes {
-                if let id = array[i] as? ManagedObjectID {
+                // Read from their boxes without casts: a save remaps every relationship of every object.
+                if let id = AnyBox.value(array[i], as: ManagedObjectID.self) ?? (array[i] as? ManagedObjectID) {
                     if id.isTemporaryID, let new = mapping[id] { array[i] = new }
-                } else if let ids = array[i] as? [ManagedObjectID], ids.contains(where: { $0.isTemporaryID && mapping[$0] != nil }) {
+                } else if let ids = AnyBox.value(array[i], as: [ManagedObjectID].self) ?? (array[i] as? [ManagedObjectID]),
+                    ids.contains(where: { $0.isTemporaryID && mapping[$0] != nil }) {
                     array[i] = ids.map { $0.isTemporaryID ? mapping[$0] ?? $0 : $0 }
                 }
             }

@@ -6,17 +6,7 @@ import Testing
 /// requests, from two contexts with different authors) against a reference list of the transactions each
 /// should record; compared after every step, after purges and after reopening the store.
 @Suite struct PersistentHistoryPropertyTests {
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
+    typealias Random = FetchingPlannerPropertyTests.Random
 
     /// What one transaction should hold: per object, its change and (updates) property names or
     /// (deletes) tombstone title.
