@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "GranaryStack", targets: ["GranaryStack"]),
         .library(name: "GranaryCoreData", targets: ["GranaryCoreData"]),
         .library(name: "GranaryRecords", targets: ["GranaryRecords"]),
+        .library(name: "GranarySync", targets: ["GranarySync"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
@@ -42,6 +43,9 @@ let package = Package(
             name: "GranaryRecords",
             dependencies: ["Granary", "GranaryStack", .product(name: "Logging", package: "swift-log")]
         ),
+        // Sync between stores through any cloud file system (Ensembles' feature set): events exchanged as
+        // immutable files, framed with GranaryStorage's checksum and compressor.
+        .target(name: "GranarySync", dependencies: ["Granary", "GranaryStorage"]),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -51,9 +55,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Child processes for the crash tests: commits and reports acknowledgements, or migrates, until
-        // killed.
-        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage", "Granary"]),
+        // Child processes for the crash tests: commits and reports acknowledgements, migrates, or uploads
+        // into a shared folder, until killed.
+        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage", "Granary", "GranarySync"]),
         .testTarget(
             name: "GranaryStorageTests",
             dependencies: [
@@ -82,6 +86,14 @@ let package = Package(
             name: "GranaryRecordsTests",
             dependencies: [
                 "GranaryRecords", "GranaryStack", "Granary",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "GranarySyncTests",
+            dependencies: [
+                "GranarySync", "Granary", "GranaryStorage",
+                "granary-crashtest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

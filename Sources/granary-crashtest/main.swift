@@ -10,6 +10,8 @@
 //       links and deletes through relationships without an inverse (see OneSidedChild.swift)
 //   granary-crashtest history <store-directory> <seed>
 //       saves into a store that tracks persistent history (see HistoryChild.swift)
+//   granary-crashtest upload <shared-folder> <local-file>
+//       uploads into a shared folder (see UploadChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -25,6 +27,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runOneSidedChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "history" {
     runHistoryChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "upload" {
+    runUploadChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

@@ -1,13 +1,14 @@
 /// CRC32C (Castagnoli), the checksum of every log frame, snapshot block and file header.
+/// `package`, not internal: GranarySync frames its cloud files with the same checksum.
 ///
 /// Pure Swift, slicing-by-8: eight 256-entry tables let the loop consume eight bytes per step with
 /// independent lookups, which is several times faster than the byte-at-a-time table.
-enum CRC32C {
+package enum CRC32C {
     /// The reflected Castagnoli polynomial.
-    static let polynomial: UInt32 = 0x82F6_3B78
+    package static let polynomial: UInt32 = 0x82F6_3B78
 
     /// The CRC32C of `bytes`; pass the previous result as `crc` to checksum data that arrives in pieces.
-    static func checksum(_ bytes: UnsafeRawBufferPointer, extending crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, extending crc: UInt32 = 0) -> UInt32 {
         guard var p = bytes.baseAddress else { return crc }
         var n = bytes.count
         var c = ~crc
@@ -33,18 +34,18 @@ enum CRC32C {
     }
 
     /// The CRC32C of `bytes`; pass the previous result as `crc` to checksum data that arrives in pieces.
-    static func checksum(_ bytes: [UInt8], extending crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8], extending crc: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0, extending: crc) }
     }
 
     /// LevelDB's masking of a stored CRC: the CRC of data that itself contains CRCs is weak, so stored
     /// checksums are rotated and offset before they are written.
-    static func mask(_ crc: UInt32) -> UInt32 {
+    package static func mask(_ crc: UInt32) -> UInt32 {
         ((crc &>> 15) | (crc &<< 17)) &+ 0xA282_EAD8
     }
 
     /// Reverses `mask`.
-    static func unmask(_ masked: UInt32) -> UInt32 {
+    package static func unmask(_ masked: UInt32) -> UInt32 {
         let rotated = masked &- 0xA282_EAD8
         return (rotated &>> 17) | (rotated &<< 15)
     }

@@ -1,12 +1,13 @@
 import CLZ4
 
 /// liblz4's block API: fast compression of snapshot blocks whose framing and checksums are our own.
-enum LZ4 {
+/// `package`, not internal: GranarySync compresses the payloads of its cloud files with it.
+package enum LZ4 {
     /// The largest input liblz4 accepts (`LZ4_MAX_INPUT_SIZE`).
-    static let maxInputSize = 0x7E00_0000
+    package static let maxInputSize = 0x7E00_0000
 
     /// Compresses `src` into a new array (which may be larger than `src` for incompressible data).
-    static func compress(_ src: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func compress(_ src: UnsafeRawBufferPointer) -> [UInt8] {
         precondition(src.count <= maxInputSize, "LZ4 input of \(src.count) bytes is too large")
         let bound = Int(LZ4_compressBound(Int32(src.count)))
         return [UInt8](unsafeUninitializedCapacity: bound) { dst, count in
@@ -26,7 +27,7 @@ enum LZ4 {
     }
 
     /// Compresses `src`; see `compress(_: UnsafeRawBufferPointer)`.
-    static func compress(_ src: [UInt8]) -> [UInt8] {
+    package static func compress(_ src: [UInt8]) -> [UInt8] {
         src.withUnsafeBytes { compress($0) }
     }
 
@@ -35,7 +36,7 @@ enum LZ4 {
     ///   - context: the file name for error messages.
     ///   - offset: where `src` starts in that file, for error messages.
     /// - Throws: `StorageError.corruption` when the data is malformed or expands to another size.
-    static func decompress(_ src: UnsafeRawBufferPointer, rawSize: Int, context: String, offset: Int64) throws -> [UInt8] {
+    package static func decompress(_ src: UnsafeRawBufferPointer, rawSize: Int, context: String, offset: Int64) throws -> [UInt8] {
         guard rawSize >= 0, rawSize <= maxInputSize, src.count <= maxInputSize else {
             throw StorageError.corruption(file: context, offset: offset, reason: "LZ4 block sizes out of range (\(src.count) → \(rawSize))")
         }
