@@ -1,0 +1,24 @@
+/// The adds of one member of one canonical to-many that no remove has cancelled: an add-wins
+/// observed-remove set (M18).
+///
+/// Removes are not kept: with causal delivery every add a remove saw is already here when it arrives,
+/// and an add that comes later is concurrent with or after the remove, which must not cancel it.
+struct Membership: Hashable, Sendable, Codable {
+    struct Add: Hashable, Sendable, Codable {
+        var op: EventMeta
+        var orderKey: Double?
+    }
+
+    private(set) var adds: [Add] = []
+
+    var isEmpty: Bool { adds.isEmpty }
+
+    mutating func add(_ add: Add) {
+        guard !adds.contains(where: { $0.op.id == add.op.id }) else { return }
+        adds.append(add)
+    }
+
+    mutating func cancel(seenBy remove: EventMeta) {
+        adds.removeAll { $0.op.happensBefore(remove) }
+    }
+}
