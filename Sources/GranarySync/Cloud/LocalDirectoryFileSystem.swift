@@ -353,6 +353,20 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
         }
     }
 
+    /// The names in a directory, but `.` and `..`.
+    private static func entryNames(in path: String) throws(CloudFileSystemError) -> [String] {
+        guard let directory = opendir(path) else { throw map(errno, path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Removes `path` and, for a directory, everything in it; a missing item is success.
     private static func remove(_ path: String) throws(CloudFileSystemError) {
         var info = stat()
@@ -362,16 +376,7 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
             throw map(code, path)
         }
         if info.st_mode & S_IFMT == S_IFDIR {
-            guard let directory = opendir(path) else { throw map(errno, path) }
-            var names: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(directory)
-            for name in names { try remove(path + "/" + name) }
+            for name in try entryNames(in: path) { try remove(path + "/" + name) }
             if rmdir(path) != 0 && errno != ENOENT { throw map(errno, path) }
         } else if unlink(path) != 0 && errno != ENOENT {
             throw map(errno, path)
@@ -379,15 +384,7 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
     }
 
     private static func removeParts(in path: String, before cutoff: TimeInterval) throws(CloudFileSystemError) -> Int {
-        guard let directory = opendir(path) else { throw map(errno, path) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(directory)
+        let names = try entryNames(in: path)
         var removed = 0
         for name in names {
             var info = stat()
