@@ -99,7 +99,7 @@ import Testing
             view.objects.keys.filter { $0.entity == entity }.sorted().randomElement(using: &g)
         }
 
-        mutating func relationshipValues(_ entity: String, in view: Projection, all: Bool) -> ObjectChange {
+        mutating func relationshipValues(_ entity: String, of owner: ObjectKey, in view: Projection, all: Bool) -> ObjectChange {
             let shape = libraryLedgerSchema.entities[entity]!
             var change = ObjectChange(key: ObjectKey(entity, ""), kind: .update)
             for name in shape.attributes.sorted() where all || Bool.random(using: &g) { change.attributes[name] = value(for: name) }
@@ -108,7 +108,11 @@ import Testing
             }
             for (name, relationship) in shape.toManys.sorted(by: { $0.key < $1.key }) {
                 for _ in 0..<Int.random(in: 0...2, using: &g) {
-                    guard let member = existing(relationship.destination, in: view) else { continue }
+                    // Removes mostly of present members, as a capture records them; sometimes of others.
+                    let present = view.objects[owner]?.toManys[name] ?? []
+                    let member = !all && !present.isEmpty && Bool.random(using: &g)
+                        ? present.randomElement(using: &g) : existing(relationship.destination, in: view)
+                    guard let member else { continue }
                     let orderKey = relationship.isOrdered ? Double(Int.random(in: 0...3, using: &g)) : nil
                     if !all && Bool.random(using: &g) {
                         change.memberRemoves[name, default: []].append(member)
@@ -138,16 +142,16 @@ import Testing
                         change = ObjectChange(key: key, kind: Bool.random(using: &g) ? .delete : .update)
                         change.attributes = change.kind == .update ? ["\(libraryLedgerSchema.entities[entity]!.attributes[0])": .string("ghost")] : [:]
                     } else {
-                        change = relationshipValues(entity, in: view, all: true)
+                        change = relationshipValues(entity, of: key, in: view, all: true)
                         change.kind = .insert
                     }
                 } else if roll < 2 {
                     change = .delete(key)
                 } else if roll < 3 {
-                    change = relationshipValues(entity, in: view, all: true)
+                    change = relationshipValues(entity, of: key, in: view, all: true)
                     change.kind = .replacingInsert
                 } else {
-                    change = relationshipValues(entity, in: view, all: false)
+                    change = relationshipValues(entity, of: key, in: view, all: false)
                     change.kind = .update
                 }
                 change.key = key

@@ -23,6 +23,8 @@ struct CausalDelivery: Hashable, Sendable {
         highestGlobalCount = max(highestGlobalCount, event.meta.globalCount)
         guard !hasIntegrated(event.id), waiting[event.id] == nil else { return [] }
         waiting[event.id] = event
+        // Nothing else can have become ready: readiness changes only when something integrates.
+        guard isReady(event.meta) else { return [] }
         var ready: [Event] = []
         // Lowest position first, so the result does not depend on dictionary order.
         while let next = waiting.values.filter({ isReady($0.meta) }).min(by: { $0.meta.position < $1.meta.position }) {
