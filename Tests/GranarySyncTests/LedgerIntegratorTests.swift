@@ -260,12 +260,16 @@ import Testing
                              .insert(q2, ["number": .string("2")]), .insert(lem, ["name": .string("Lem")]),
                              .insert(b1, book("x"), toOnes: ["author": lem]), .insert(b2, book("y"), toOnes: ["author": lem])])
         b.learn(base)
-        let claimA = a.record([.update(q1, toOnes: ["holder": person])])
-        let claimB = b.record([.update(q2, toOnes: ["holder": person])], countAtLeast: 5)
-        let result = graph([base, claimB, claimA])
-        #expect(result.objects[person]?.toOnes["passport"] == q2)
-        #expect(result.objects[q2]?.toOnes["holder"] == person)
-        #expect(result.objects[q1]?.toOnes["holder"] == .some(nil))
+        // The later claim comes from the passport whose key sorts first, so key order cannot pass for it.
+        let claimA = a.record([.update(q2, toOnes: ["holder": person])])
+        let claimB = b.record([.update(q1, toOnes: ["holder": person])], countAtLeast: 5)
+        for order in [[base, claimB, claimA], [base, claimA, claimB]] {
+            let result = graph(order)
+            #expect(result.objects[person]?.toOnes["passport"] == q1)
+            #expect(result.objects[q1]?.toOnes["holder"] == person)
+            #expect(result.objects[q2]?.toOnes["holder"] == .some(nil))
+        }
+        let result = graph([base, claimA, claimB])
         #expect(result.objects[lem]?.toManys["books"] == [b1, b2])
     }
 
