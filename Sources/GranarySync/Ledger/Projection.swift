@@ -65,9 +65,7 @@ struct Projection: Hashable, Sendable, CustomStringConvertible {
             }
         }
         for key in objects.keys {
-            for name in objects[key]?.toManys.keys.map({ $0 }) ?? [] where schema.derivedRelationships(of: key.entity)[name] == false {
-                objects[key]?.toManys[name]?.sort()
-            }
+            for (name, isToOne) in schema.derivedRelationships(of: key.entity) where !isToOne { objects[key]?.toManys[name]?.sort() }
         }
         self.objects = objects
     }
