@@ -26,6 +26,9 @@ struct LedgerSchema: Hashable, Sendable {
     }
 
     struct Entity: Hashable, Sendable {
+        /// The entity this one inherits from: derived sides of relationships to the superentity are
+        /// filled on its subentities' objects too.
+        var superentity: String? = nil
         var attributes: [String] = []
         var toOnes: [String: ToOne] = [:]
         var toManys: [String: ToMany] = [:]
@@ -35,16 +38,19 @@ struct LedgerSchema: Hashable, Sendable {
 
     /// The relationship names of `entity` that only the projection fills, each with whether it is to-one.
     func derivedRelationships(of entity: String) -> [String: Bool] {
+        var lineage: Set<String> = []
+        var next: String? = entity
+        while let name = next, lineage.insert(name).inserted { next = entities[name]?.superentity }
         var derived: [String: Bool] = [:]
         for shape in entities.values {
-            for relationship in shape.toOnes.values where relationship.destination == entity {
+            for relationship in shape.toOnes.values where lineage.contains(relationship.destination) {
                 switch relationship.inverse {
                 case .none: break
                 case let .toMany(name): derived[name] = false
                 case let .toOne(name): derived[name] = true
                 }
             }
-            for relationship in shape.toManys.values where relationship.destination == entity {
+            for relationship in shape.toManys.values where lineage.contains(relationship.destination) {
                 if let inverse = relationship.inverse { derived[inverse] = false }
             }
         }
