@@ -359,6 +359,24 @@ import Testing
         #expect(graph([a1, b1e, fuse, staleUpdate, staleDelete, informedDelete]).objects[survivor] == nil)
     }
 
+    @Test func m22ARemoveWithoutKnowledgeOfTheFuseCancelsOnlyTheAddsOfTheKeyItNamed() {
+        var (a, b, c) = devices()
+        let base = a.record([.insert(b1, book("x"))])
+        b.learn(base)
+        let tagA = a.record([.insert(t1, ["name": .string("sf")]), .update(b1, adds: ["tags": [.member(t1)]])])
+        let tagB = b.record([.insert(t2, ["name": .string("sf")]), .update(b1, adds: ["tags": [.member(t2)]])])
+        for event in [tagA, tagB] { a.learn(event); c.learn(event) }
+        let fuse = a.record([.fuse(t2, into: t1)])
+        let staleRemove = c.record([.update(b1, removes: ["tags": [t1]])])
+        var result = graph([base, tagA, tagB, fuse, staleRemove])
+        #expect(result.objects.keys.filter { $0.entity == "Tag" } == [t1])
+        #expect(result.objects[b1]?.toManys["tags"] == [t1], "t2's add, fused into t1, was not seen as t1's")
+        a.learn(staleRemove)
+        let informedRemove = a.record([.update(b1, removes: ["tags": [t1]])])
+        result = graph([base, tagA, tagB, fuse, staleRemove, informedRemove])
+        #expect(result.objects[b1]?.toManys["tags"] == [])
+    }
+
     @Test func m23TwoDevicesRecordingTheSameFuseChangeNothingMore() {
         var (a, b, _) = devices()
         let first = ObjectKey("Author", "x1"), second = ObjectKey("Author", "x2")
