@@ -19,7 +19,7 @@ extension ManagedObject {
             let given: Any?
             if case .attribute = layout.kinds[i] { given = nil } else { given = value }
             do {
-                validatingIndex = Int32(i)
+                validatingIndex = Int16(truncatingIfNeeded: i <= Int(Int16.max) ? i : -1)
                 defer { validatingIndex = -1 }
                 try validateValue(&value, forKey: layout.names[i])
             } catch ContextError.validation(let list) {

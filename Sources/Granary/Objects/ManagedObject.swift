@@ -32,13 +32,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         // does not read `oldValue` keeps element writes in place.)
         didSet { if !keepsMemberSets && !memberSets.isEmpty { memberSets = [] } }
     }
-    /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
-    private var keepsMemberSets = false
-    /// Members of large to-many relationships as sets, by property index, built on first use by inverse
-    /// maintenance: linking 1,000 employees to a department one by one would otherwise scan its growing
-    /// array on every link. Dropped on every write to `values` but the ones that keep it up to date.
-    /// By property index, as long as the highest index that has one (an array: taking a set out of a
-    /// dictionary and putting it back on every link cost more than the membership test it serves).
+    /// Members of large to-many relationships as sets, built on first use by inverse maintenance:
+    /// linking 1,000 employees to a department one by one would otherwise scan its growing array on
+    /// every link. Dropped on every write to `values` but the ones that keep it up to date. By property
+    /// index, as long as the highest index that has one (an array: taking a set out of a dictionary and
+    /// putting it back on every link cost more than the membership test it serves).
     var memberSets: [Set<ManagedObjectID>?] = []
     /// The values as last read from or written to the store (or parent context); `nil` for an object
     /// that was never saved.
@@ -48,19 +46,23 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     var changedIndexes = PropertyIndexSet()
     /// The context's change epoch when it last filed this object as changed (see `objectDidChange`).
     var changeMark: UInt64 = 0
+    // The flags and the small index share one word: an object is a few hundred bytes, and a `Bool`
+    // declared alone takes a word of its own.
     var faultState = false
     var insertedState = false
     var deletedState = false
+    /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
+    /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
+    var hasAwokenFromInsert = false
+    /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
+    private var keepsMemberSets = false
     /// The property a save is validating, so that the model's rules, reached through the overridable
-    /// `validateValue(_:forKey:)`, find it without looking its name up (-1: none).
-    var validatingIndex: Int32 = -1
+    /// `validateValue(_:forKey:)`, find it without looking its name up (-1: none, or past `Int16`).
+    var validatingIndex: Int16 = -1
     /// Errors of typed setters the model refused; the next save reports them.
     var rejectedValues: [Error] = []
     /// The batch this fault belongs to, when it came from a fetch with a batch size.
     var batch: (faulter: BatchFaulter, index: Int)?
-    /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
-    /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
-    var hasAwokenFromInsert = false
     /// The results of fetched properties read since the object was last refreshed, by name.
     var fetchedResults: [String: [ManagedObject]] = [:]
 
