@@ -176,9 +176,12 @@ import Testing
         // M5, M7: any arrival order gives the reference's graph, with nothing left waiting. Random causal
         // orders integrate in the order they arrive; shuffled ones make the ledger hold events back.
         var g = SplitMix(seed: seed ^ 0x5EED)
+        let firstLedger = integrated(events).ledger
         for order in 0..<5 {
             let arrival = order == 0 ? events : order < 3 ? randomCausalOrder(events, &g) : events.shuffled(using: &g)
             let (projection, waiting) = ledgerProjection(arrival)
+            // The Overview's third property: the same events make an equal ledger, not only an equal graph.
+            #expect(integrated(arrival).ledger == firstLedger, "seed \(seed), order \(order): the ledgers differ")
             #expect(waiting == 0, "seed \(seed), order \(order): \(waiting) events still waiting")
             #expect(projection == reference, "seed \(seed), order \(order): ledger\n\(projection)\nreference\n\(reference)")
             if projection != reference { break }
@@ -190,6 +193,7 @@ import Testing
         for device in simulation.devices.indices {
             for event in events { simulation.views[device].receive(event) }
             #expect(simulation.view(device) == reference, "seed \(seed): device \(device) diverges after the final exchange")
+            #expect(simulation.views[device].ledger == integrated(events).ledger, "seed \(seed): device \(device)'s ledger differs")
         }
     }
 

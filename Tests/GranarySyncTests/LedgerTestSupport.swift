@@ -77,7 +77,13 @@ extension ObjectChange.MemberAdd {
 
 /// The projection of `events` integrated in the given order, and the events left waiting.
 func ledgerProjection(_ events: [Event], schema: LedgerSchema = libraryLedgerSchema) -> (Projection, waiting: Int) {
+    let integrator = integrated(events)
+    return (Projection(of: integrator.ledger, schema: schema), integrator.delivery.waiting.count)
+}
+
+/// An integrator that received `events` in this order.
+func integrated(_ events: [Event]) -> LedgerIntegrator {
     var integrator = LedgerIntegrator()
     for event in events { integrator.receive(event) }
-    return (Projection(of: integrator.ledger, schema: schema), integrator.delivery.waiting.count)
+    return integrator
 }

@@ -45,8 +45,8 @@ struct LedgerIntegrator: Sendable {
                 kill(key, by: op, in: &ledger)
             case let .fuse(survivor):
                 guard survivor != key else { continue }
-                ledger.update(key) { $0.fuses.append(.init(other: survivor, op: op)) }
-                ledger.update(survivor) { $0.fuses.append(.init(other: key, op: op)) }
+                ledger.update(key) { $0.addFuse(.init(other: survivor, op: op)) }
+                ledger.update(survivor) { $0.addFuse(.init(other: key, op: op)) }
             }
         }
     }
@@ -54,7 +54,8 @@ struct LedgerIntegrator: Sendable {
     private static func insert(_ change: ObjectChange, by op: EventMeta, into ledger: inout Ledger) {
         ledger.update(change.key) { object in
             if !object.incarnations.contains(where: { $0.insert.id == op.id }) {
-                object.incarnations.append(Incarnation(insert: op))
+                let index = object.incarnations.firstIndex { op.position < $0.insert.position } ?? object.incarnations.endIndex
+                object.incarnations.insert(Incarnation(insert: op), at: index)
             }
         }
         record(change, by: op, into: &ledger)

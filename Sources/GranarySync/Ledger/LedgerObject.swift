@@ -20,6 +20,13 @@ struct LedgerObject: Hashable, Sendable, Codable {
 
     init(key: ObjectKey) { self.key = key }
 
+    /// Records a fuse once, kept by position then other key, so that arrival order leaves no trace.
+    mutating func addFuse(_ fuse: Fuse) {
+        guard !fuses.contains(fuse) else { return }
+        let precedes = { (x: Fuse, y: Fuse) in x.op.position != y.op.position ? x.op.position < y.op.position : x.other < y.other }
+        fuses.insert(fuse, at: fuses.firstIndex { precedes(fuse, $0) } ?? fuses.endIndex)
+    }
+
     /// The position of the key's earliest insert, live or not: what makes a key the survivor of its fuse
     /// group (M22). `nil` for a key no insert named.
     var firstPosition: EventPosition? { incarnations.map(\.insert.position).min() }

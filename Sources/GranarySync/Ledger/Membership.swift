@@ -15,7 +15,8 @@ struct Membership: Hashable, Sendable, Codable {
 
     mutating func add(_ add: Add) {
         guard !adds.contains(where: { $0.op.id == add.op.id }) else { return }
-        adds.append(add)
+        // Kept by position, so that one set of events gives an equal membership in any arrival order.
+        adds.insert(add, at: adds.firstIndex { add.op.position < $0.op.position } ?? adds.endIndex)
     }
 
     mutating func cancel(seenBy remove: EventMeta) {

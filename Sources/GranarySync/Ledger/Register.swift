@@ -15,6 +15,8 @@ struct Register<Value: Hashable & Sendable & Codable>: Hashable, Sendable, Codab
     mutating func record(_ value: Value, by op: EventMeta) {
         guard !candidates.contains(where: { $0.op.id == op.id }) else { return }
         candidates.removeAll { $0.op.happensBefore(op) }
-        candidates.append(Write(value: value, op: op))
+        // Kept by position, so that one set of events gives an equal register in any arrival order.
+        let index = candidates.firstIndex { op.position < $0.op.position } ?? candidates.endIndex
+        candidates.insert(Write(value: value, op: op), at: index)
     }
 }
