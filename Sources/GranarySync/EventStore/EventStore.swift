@@ -203,51 +203,27 @@ final class EventStore: Sendable {
     // MARK: Ledger and ID map
 
     /// The ledger as last committed.
-    /// - Throws: `EventStoreError.storage`, `.damaged` for an unreadable object row.
+    /// - Throws: `EventStoreError.storage`, `.damaged` for an unreadable ledger row.
     func loadLedger() throws(EventStoreError) -> Ledger {
-        var objects: [LedgerObject] = []
-        let table = EventStoreSchema.Object.name
         do {
-            try engine.read().forEachRow(in: table) { key, row in
-                let reader = EventStoreRowReader(row: row, table: table, key: key, path: self.path)
-                guard try reader.optionalBytes(EventStoreSchema.Object.ledger, "ledger") != nil else { return true }
-                let object = try reader.json(LedgerObject.self, EventStoreSchema.Object.ledger, "ledger")
-                let rowKey = ObjectKey(try reader.string(EventStoreSchema.Object.entity, "entity"),
-                                       try reader.string(EventStoreSchema.Object.globalID, "gid"))
-                guard object.key == rowKey else { throw reader.damaged("the ledger of \(object.key) is in the row of \(rowKey)") }
-                objects.append(object)
-                return true
-            }
+            return try LedgerRows.load(from: engine.read(), path: path)
         } catch let error as EventStoreError {
             throw error
         } catch {
             throw .storage(path: path, operation: "load the ledger", reason: "\(error)")
         }
-        var ledger = Ledger()
-        for object in objects { ledger.update(object.key) { $0 = object } }
-        return ledger
     }
 
     /// Replaces the stored ledger by `ledger` in one commit; ID map entries stay.
     /// - Throws: `EventStoreError.unencodable`, `.storage`, `.damaged`.
     func saveLedger(_ ledger: Ledger) throws(EventStoreError) {
-        let objects = ledger.objects
-        let encoded = try encodeLedgerObjects(Array(objects.values))
         try write("save the ledger") { tx in
-            let table = EventStoreSchema.Object.name
-            var stale: [(Int64, Row)] = []
-            try tx.snapshot.forEachRow(in: table) { key, row in
-                let reader = EventStoreRowReader(row: row, table: table, key: key, path: self.path)
-                let rowKey = ObjectKey(try reader.string(EventStoreSchema.Object.entity, "entity"),
-                                       try reader.string(EventStoreSchema.Object.globalID, "gid"))
-                if objects[rowKey] == nil, !row[EventStoreSchema.Object.ledger].isNull { stale.append((key, row)) }
-                return true
+            for key in try LedgerRows.keys(in: tx.snapshot, path: self.path) where ledger.object(key) == nil {
+                try LedgerRows.remove(key, in: tx)
             }
-            for (key, var row) in stale {
-                row.values[EventStoreSchema.Object.ledger] = .null
-                try tx.update(row, in: table, key: key)
+            for key in ledger.objects.keys.sorted() {
+                try LedgerRows.write(ledger.objects[key]!, in: tx, path: self.path)
             }
-            for (key, bytes) in encoded { try self.upsertObject(key, in: tx) { $0[EventStoreSchema.Object.ledger] = .bytes(bytes) } }
         }
     }
 
@@ -257,7 +233,7 @@ final class EventStore: Sendable {
         let snapshot = engine.read()
         let found: Int64?, row: Row?
         do {
-            found = try Self.objectRowKey(key, in: snapshot)
+            found = try LedgerRows.objectRowKey(key, in: snapshot)
             row = try found.flatMap { try snapshot.row(in: EventStoreSchema.Object.name, key: $0) }
         } catch {
             throw .storage(path: path, operation: "find the local key of \(key)", reason: "\(error)")
@@ -302,12 +278,12 @@ final class EventStore: Sendable {
             try move(id, from: .downloaded, to: .integrated, in: tx)
             state.integrated[id.store] = max(state.integrated[id.store], id.revision)
         }
-        for (key, bytes) in try encodeLedgerObjects(step.ledgerObjects) {
-            try upsertObject(key, in: tx) { $0[EventStoreSchema.Object.ledger] = .bytes(bytes) }
+        for object in step.ledgerObjects.sorted(by: { $0.key < $1.key }) {
+            try LedgerRows.write(object, in: tx, path: path)
         }
         // Sorted, so that a unique violation (two keys given one local key) is reported the same way each run.
         for (key, localKey) in step.localKeys.sorted(by: { $0.key < $1.key }) {
-            try upsertObject(key, in: tx) { $0[EventStoreSchema.Object.localKey] = .int(localKey) }
+            try LedgerRows.upsertObjectRow(key, in: tx) { $0[EventStoreSchema.Object.localKey] = .int(localKey) }
         }
         if let token = step.historyToken { state.historyToken = token }
         if let leechState = step.leechState { state.leechState = leechState }
@@ -325,20 +301,6 @@ final class EventStore: Sendable {
         try tx.update(row, in: table, key: key)
     }
 
-    /// Changes the object row of `key` with `change`, inserting an empty one first when there is none.
-    private func upsertObject(_ key: ObjectKey, in tx: WriteTransaction, _ change: (inout [Value]) -> Void) throws {
-        let table = EventStoreSchema.Object.name
-        if let rowKey = try Self.objectRowKey(key, in: tx.snapshot), let row = try tx.row(in: table, key: rowKey) {
-            var values = row.values
-            change(&values)
-            try tx.update(Row(values), in: table, key: rowKey)
-        } else {
-            var values: [Value] = [.string(key.entity), .string(key.globalID), .null, .null]
-            change(&values)
-            _ = try tx.insert(Row(values), into: table)
-        }
-    }
-
     private func writeState(_ state: EventStoreState, in tx: WriteTransaction) throws {
         try tx.update(try Self.row(of: state, path: path), in: EventStoreSchema.State.name, key: EventStoreSchema.stateKey)
     }
@@ -352,26 +314,11 @@ final class EventStore: Sendable {
                     .int(status.rawValue), .double(event.timestamp.timeIntervalSinceReferenceDate), .bytes(Array(payload))])
     }
 
-    private func encodeLedgerObjects(_ objects: [LedgerObject]) throws(EventStoreError) -> [(ObjectKey, [UInt8])] {
-        var encoded: [(ObjectKey, [UInt8])] = []
-        for object in objects.sorted(by: { $0.key < $1.key }) {
-            do { encoded.append((object.key, Array(try EventPayloadCoding.encode(object)))) } catch {
-                throw .unencodable(path: path, what: "the ledger of \(object.key)", reason: "\(error)")
-            }
-        }
-        return encoded
-    }
-
     // MARK: Rows
 
     private static func eventKey(_ id: EventID, in snapshot: Snapshot) throws -> Int64? {
         try snapshot.queryKeys(IndexQuery(table: EventStoreSchema.Event.name, index: EventStoreSchema.Event.byID,
                                           equal: [.string(id.store.description), .int(id.revision)], limit: 1)).first
-    }
-
-    private static func objectRowKey(_ key: ObjectKey, in snapshot: Snapshot) throws -> Int64? {
-        try snapshot.queryKeys(IndexQuery(table: EventStoreSchema.Object.name, index: EventStoreSchema.Object.byKey,
-                                          equal: [.string(key.entity), .string(key.globalID)], limit: 1)).first
     }
 
     private static func status(_ reader: EventStoreRowReader) throws(EventStoreError) -> EventStatus {

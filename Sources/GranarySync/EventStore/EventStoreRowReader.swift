@@ -20,6 +20,11 @@ struct EventStoreRowReader {
         return value
     }
 
+    func bool(_ column: Int, _ name: String) throws(EventStoreError) -> Bool {
+        guard case let .bool(value) = value(column) else { throw damaged("\(name) is \(value(column)), not a boolean") }
+        return value
+    }
+
     func double(_ column: Int, _ name: String) throws(EventStoreError) -> Double {
         guard case let .double(value) = value(column) else { throw damaged("\(name) is \(value(column)), not a double") }
         return value
