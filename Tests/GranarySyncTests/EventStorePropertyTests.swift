@@ -105,7 +105,7 @@ import Testing
             case 12:
                 let entity = ["Author", "Book", "Tag"].randomElement(using: &g)!
                 let key = ObjectKey(entity, "m\(Int.random(in: 0..<6, using: &g))")
-                let leech: LedgerStateChoice = .random(using: &g)
+                let leech: LeechStateChoice = .random(using: &g)
                 try store.commit(EventStoreStep(localKeys: [key: nextLocalKey], leechState: leech.state))
                 reference.localKeys[key] = nextLocalKey
                 if let state = leech.state { reference.state.leechState = state }
@@ -122,7 +122,7 @@ import Testing
         try store.close()
     }
 
-    enum LedgerStateChoice: CaseIterable {
+    enum LeechStateChoice: CaseIterable {
         case unchanged, seeding, leeched, registered
         var state: LeechState? {
             switch self {

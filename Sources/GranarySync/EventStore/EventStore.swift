@@ -221,8 +221,8 @@ final class EventStore: Sendable {
             for key in try LedgerRows.keys(in: tx.snapshot, path: self.path) where ledger.object(key) == nil {
                 try LedgerRows.remove(key, in: tx)
             }
-            for key in ledger.objects.keys.sorted() {
-                try LedgerRows.write(ledger.objects[key]!, in: tx, path: self.path)
+            for object in ledger.objects.values.sorted(by: { $0.key < $1.key }) {
+                try LedgerRows.write(object, in: tx, path: self.path)
             }
         }
     }

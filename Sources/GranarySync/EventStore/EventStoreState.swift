@@ -6,7 +6,7 @@ import Foundation
 /// (M2) even once covered events are deleted by a rebase, and so that reading them costs no scan.
 struct EventStoreState: Hashable, Sendable {
     var storeID: StoreID
-    var leechState: LeechState = .none
+    var leechState: LeechState = .notLeeched
     /// The history token of the app's store up to which local saves were captured (its JSON).
     var historyToken: Data? = nil
     /// The revision the next local event gets.

@@ -1,6 +1,6 @@
 /// How far this store has come in joining its ensemble (§12.5); kept in `state.leechState`.
 enum LeechState: Int64, Hashable, Sendable {
-    case none = 0
+    case notLeeched = 0
     /// Created, downloading; discarded at open if the leech did not finish.
     case seeding = 1
     case leeched = 2
