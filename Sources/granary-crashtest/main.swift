@@ -12,6 +12,8 @@
 //       saves into a store that tracks persistent history (see HistoryChild.swift)
 //   granary-crashtest upload <shared-folder> <local-file>
 //       uploads into a shared folder (see UploadChild.swift)
+//   granary-crashtest sync-events <event-store-directory>
+//       records steps into a GranarySync event store (see EventStoreChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -29,6 +31,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runHistoryChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "upload" {
     runUploadChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-events" {
+    runEventStoreChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

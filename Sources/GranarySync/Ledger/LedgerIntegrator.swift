@@ -102,6 +102,9 @@ struct LedgerIntegrator: Sendable {
                     object.members[name]?[seenMember]?.cancel(seenBy: op)
                     if object.members[name]?[seenMember]?.isEmpty == true { object.members[name]?[seenMember] = nil }
                 }
+                // No empty relationship entry either: the stored ledger (one row per member) cannot hold
+                // one, and a ledger must read back equal to what was saved.
+                if object.members[name]?.isEmpty == true { object.members[name] = nil }
             }
         }
     }

@@ -1,0 +1,148 @@
+import Foundation
+import GranaryStorage
+
+/// The ledger's persisted form: per key an `object` row (incarnations, fuses, and the ID map's local
+/// key), a `register` row per attribute or to-one, a `member` row per member of a to-many (§3.1).
+///
+/// Rows per property rather than one document per key, so that a merge step rewrites only the keys it
+/// touched, and so that later slices can find every owner of a member through an index. Values inside
+/// the `bytes` columns are the JSON of `EventPayloadCoding`, the same as in event files.
+enum LedgerRows {
+    typealias Objects = EventStoreSchema.Object
+    typealias Registers = EventStoreSchema.Register
+    typealias Members = EventStoreSchema.Member
+
+    /// Every ledger object in `snapshot`.
+    /// - Throws: `EventStoreError.damaged` for an unreadable row, or a register or member row whose key
+    ///   is not in the ledger; `StorageError` from the engine.
+    static func load(from snapshot: Snapshot, path: String) throws -> Ledger {
+        var objects: [ObjectKey: LedgerObject] = [:]
+        try snapshot.forEachRow(in: Objects.name) { rowKey, row in
+            let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
+            guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return true }
+            let key = ObjectKey(try reader.string(Objects.entity, "entity"), try reader.string(Objects.globalID, "gid"))
+            var object = LedgerObject(key: key)
+            object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
+            object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+            objects[key] = object
+            return true
+        }
+        try snapshot.forEachRow(in: Registers.name) { rowKey, row in
+            let reader = EventStoreRowReader(row: row, table: Registers.name, key: rowKey, path: path)
+            let key = ObjectKey(try reader.string(Registers.entity, "entity"), try reader.string(Registers.globalID, "gid"))
+            let property = try reader.string(Registers.property, "property")
+            guard objects[key] != nil else { throw reader.damaged("register \(property) of \(key), which is not in the ledger") }
+            if try reader.bool(Registers.isToOne, "isToOne") {
+                objects[key]?.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+            } else {
+                objects[key]?.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+            }
+            return true
+        }
+        try snapshot.forEachRow(in: Members.name) { rowKey, row in
+            let reader = EventStoreRowReader(row: row, table: Members.name, key: rowKey, path: path)
+            let key = ObjectKey(try reader.string(Members.entity, "entity"), try reader.string(Members.globalID, "gid"))
+            let relationship = try reader.string(Members.relationship, "relationship")
+            let member = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
+                                   try reader.string(Members.memberGID, "memberGID"))
+            guard objects[key] != nil else { throw reader.damaged("member \(member) of \(key).\(relationship), which is not in the ledger") }
+            objects[key]?.members[relationship, default: [:]][member] = try reader.json(Membership.self, Members.adds, "adds")
+            return true
+        }
+        var ledger = Ledger()
+        for object in objects.values { ledger.update(object.key) { $0 = object } }
+        return ledger
+    }
+
+    /// Replaces the stored rows of `object`'s key by `object`, keeping its local key.
+    /// - Throws: `EventStoreError.unencodable`; `StorageError` from the engine.
+    static func write(_ object: LedgerObject, in tx: WriteTransaction, path: String) throws {
+        let key = object.key
+        let incarnations = try encode(object.incarnations, "the incarnations of \(key)", path)
+        let fuses = try encode(object.fuses, "the fuses of \(key)", path)
+        try upsertObjectRow(key, in: tx) { values in
+            values[Objects.incarnations] = .bytes(incarnations)
+            values[Objects.fuses] = .bytes(fuses)
+        }
+        try deleteProperties(of: key, in: tx)
+        // Sorted, so that one ledger always gives the same row keys: a store's files then depend only on
+        // what was written.
+        for (property, register) in object.attributes.sorted(by: { $0.key < $1.key }) {
+            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(false), .string(property),
+                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
+        }
+        for (property, register) in object.toOnes.sorted(by: { $0.key < $1.key }) {
+            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(true), .string(property),
+                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
+        }
+        for (relationship, members) in object.members.sorted(by: { $0.key < $1.key }) {
+            for (member, membership) in members.sorted(by: { $0.key < $1.key }) {
+                _ = try tx.insert([.string(key.entity), .string(key.globalID), .string(relationship), .string(member.entity),
+                                   .string(member.globalID), .bytes(try encode(membership, "\(key).\(relationship) \(member)", path))],
+                                  into: Members.name)
+            }
+        }
+    }
+
+    /// Takes `key` out of the ledger, keeping its local key.
+    /// - Throws: `StorageError` from the engine.
+    static func remove(_ key: ObjectKey, in tx: WriteTransaction) throws {
+        try upsertObjectRow(key, in: tx) { values in
+            values[Objects.incarnations] = .null
+            values[Objects.fuses] = .null
+        }
+        try deleteProperties(of: key, in: tx)
+    }
+
+    /// The keys of every object row in the ledger.
+    /// - Throws: `EventStoreError.damaged`; `StorageError` from the engine.
+    static func keys(in snapshot: Snapshot, path: String) throws -> [ObjectKey] {
+        var keys: [ObjectKey] = []
+        try snapshot.forEachRow(in: Objects.name) { rowKey, row in
+            let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
+            if try reader.optionalBytes(Objects.incarnations, "incarnations") != nil {
+                keys.append(ObjectKey(try reader.string(Objects.entity, "entity"), try reader.string(Objects.globalID, "gid")))
+            }
+            return true
+        }
+        return keys
+    }
+
+    /// Changes the object row of `key` with `change`, inserting an empty one first when there is none.
+    /// - Throws: `StorageError` from the engine (a unique violation for a local key already mapped).
+    static func upsertObjectRow(_ key: ObjectKey, in tx: WriteTransaction, _ change: (inout [Value]) -> Void) throws {
+        if let rowKey = try objectRowKey(key, in: tx.snapshot), let row = try tx.row(in: Objects.name, key: rowKey) {
+            var values = row.values
+            // A row written by an older version may be shorter; missing columns read as null.
+            while values.count < Objects.schema.columns.count { values.append(.null) }
+            change(&values)
+            try tx.update(Row(values), in: Objects.name, key: rowKey)
+        } else {
+            var values: [Value] = [.string(key.entity), .string(key.globalID)]
+                + Array(repeating: .null, count: Objects.schema.columns.count - 2)
+            change(&values)
+            _ = try tx.insert(Row(values), into: Objects.name)
+        }
+    }
+
+    static func objectRowKey(_ key: ObjectKey, in snapshot: Snapshot) throws -> Int64? {
+        try snapshot.queryKeys(IndexQuery(table: Objects.name, index: Objects.byKey,
+                                          equal: [.string(key.entity), .string(key.globalID)], limit: 1)).first
+    }
+
+    private static func deleteProperties(of key: ObjectKey, in tx: WriteTransaction) throws {
+        let owner: [Value] = [.string(key.entity), .string(key.globalID)]
+        for rowKey in try tx.snapshot.queryKeys(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
+            try tx.delete(from: Registers.name, key: rowKey)
+        }
+        for rowKey in try tx.snapshot.queryKeys(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
+            try tx.delete(from: Members.name, key: rowKey)
+        }
+    }
+
+    private static func encode(_ value: some Encodable, _ what: String, _ path: String) throws(EventStoreError) -> [UInt8] {
+        do { return Array(try EventPayloadCoding.encode(value)) } catch {
+            throw .unencodable(path: path, what: what, reason: "\(error)")
+        }
+    }
+}
