@@ -223,21 +223,12 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The storage value for `value` when it already has the type's own Swift type (or `Int` for
-    /// `.integer64`), else nil: what `storageValue(for: canonicalFastPath(value))` gives, in one cast,
-    /// for batch inserts, whose values mostly come as exactly that.
+    /// `.integer64`), else nil: what `storageValue(for: canonicalFastPath(value))` gives, without the
+    /// general conversion, for batch inserts, whose values mostly come as exactly that.
     func fastStorageValue(_ value: Any) -> Value? {
-        switch self {
-        case .string: return (value as? String).map { .string($0) }
-        case .integer64:
-            if let i = value as? Int64 { return .int(i) }
-            if let i = value as? Int { return .int(Int64(i)) }
-            return nil
-        case .double: return (value as? Double).map { .double($0) }
-        case .boolean: return (value as? Bool).map { .bool($0) }
-        case .date: return (value as? Date).map { .date($0) }
-        case .uuid: return (value as? UUID).map { .uuid($0) }
-        default: return nil
-        }
+        if let own = ownTypeStorageValue(value) { return own }
+        if self == .integer64, let i = value as? Int { return .int(Int64(i)) }
+        return nil
     }
 
     /// The conversion for a value that is not an `Optional`, or `nil` when its Swift type does not fit.

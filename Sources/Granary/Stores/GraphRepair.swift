@@ -82,13 +82,6 @@ struct GraphRepair {
         slots = RowReferenceMap(capacity: capacity)
     }
 
-    /// The row as this pass leaves it, for a row the save wrote or the pass loaded; nil for one a cascade
-    /// took out.
-    func entry(for ref: RowReference) -> Entry? {
-        guard let slot = slots[ref], !entries[slot].isRemoved else { return nil }
-        return entries[slot]
-    }
-
     // MARK: Input
 
     mutating func addInsert(_ row: Row, ref: RowReference) throws {
