@@ -16,4 +16,10 @@ enum SyncConstants {
     static let maximumPartPayload = 8 * 1024 * 1024
     /// Attribute data larger than this travels as a data file instead of inline (Ensembles' limit).
     static let inlineDataLimit = 10_000
+    /// The transaction author of every save sync makes to the app's store: capture skips its
+    /// transactions, which hold changes the ledger already has.
+    static let mergeAuthor = "granary.sync"
+    /// The prefix of the merge context's name; the full name (`prefix + mergeID`) is how recovery finds out
+    /// from the store's history whether an interrupted merge's save committed.
+    static let mergeContextNamePrefix = "granary.sync.merge."
 }
