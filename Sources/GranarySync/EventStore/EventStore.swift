@@ -9,7 +9,7 @@ import GranaryStorage
 /// or another, fails with `EventStoreError.storage`, which is what keeps one ensemble per store.
 final class EventStore: Sendable {
     let directory: URL
-    private let engine: Engine
+    let engine: Engine
     private var path: String { directory.path }
 
     private init(directory: URL, engine: Engine) {
@@ -262,7 +262,7 @@ final class EventStore: Sendable {
 
     // MARK: Writing
 
-    private func write<R>(_ operation: String, _ body: (WriteTransaction) throws -> R) throws(EventStoreError) -> R {
+    func write<R>(_ operation: String, _ body: (WriteTransaction) throws -> R) throws(EventStoreError) -> R {
         do {
             return try engine.write(body)
         } catch let error as EventStoreError {
@@ -273,7 +273,7 @@ final class EventStore: Sendable {
     }
 
     /// Writes `step` and the state row inside `tx`; `state` may already hold the caller's changes.
-    private func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
+    func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
         for id in step.integrated {
             try move(id, from: .downloaded, to: .integrated, in: tx)
             state.integrated[id.store] = max(state.integrated[id.store], id.revision)
@@ -301,11 +301,11 @@ final class EventStore: Sendable {
         try tx.update(row, in: table, key: key)
     }
 
-    private func writeState(_ state: EventStoreState, in tx: WriteTransaction) throws {
+    func writeState(_ state: EventStoreState, in tx: WriteTransaction) throws {
         try tx.update(try Self.row(of: state, path: path), in: EventStoreSchema.State.name, key: EventStoreSchema.stateKey)
     }
 
-    private func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
+    func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
         let payload: Data
         do { payload = try EventPayloadCoding.encode(event) } catch {
             throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")
@@ -327,7 +327,7 @@ final class EventStore: Sendable {
         return status
     }
 
-    private static func state(in snapshot: Snapshot, path: String) throws(EventStoreError) -> EventStoreState {
+    static func state(in snapshot: Snapshot, path: String) throws(EventStoreError) -> EventStoreState {
         typealias S = EventStoreSchema.State
         let row: Row?
         do { row = try snapshot.row(in: S.name, key: EventStoreSchema.stateKey) } catch {
