@@ -67,8 +67,11 @@ struct MergeIntegrator {
     /// Called before each attempt after a save race: the caller captures the local save that raced, so
     /// the next projection includes it instead of overwriting it (M31).
     var beforeRetry: (() throws(SyncError) -> Void)?
-    /// Called after the pending record is committed and before the store save (crash tests).
-    var afterPendingRecord: (() -> Void)?
+    /// Called after the pending record is committed, before the store save; and after the save, before
+    /// finalize. Throwing stops the merge on the spot, leaving the pending record as a kill there would
+    /// (recovery and crash tests).
+    var afterPendingRecord: (() throws(SyncError) -> Void)?
+    var afterStoreSave: (() throws(SyncError) -> Void)?
     /// Attempts before `storeBusy` (§10.4 step 5).
     var maximumAttempts = 3
 
@@ -235,7 +238,7 @@ struct MergeIntegrator {
         }
         pending.tokenBefore = try MergeRecovery.currentToken(coordinator: coordinator, store: store)
         do { try eventStore.recordPendingMerge(pending) } catch { throw SyncError(error) }
-        afterPendingRecord?()
+        try afterPendingRecord?()
 
         var saved = ContextChanges()
         var failure: Error?
@@ -258,6 +261,7 @@ struct MergeIntegrator {
             }
         }
         // The save committed: from here a failure leaves the pending record for recovery to finalize.
+        try afterStoreSave?()
         do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
         outcome.changes = saved
         return .done(outcome)

@@ -1,0 +1,116 @@
+import Foundation
+import Granary
+import Testing
+@testable import GranarySync
+
+/// Each row of §12.3's table: a merge stopped after its pending record, after its store save, or after
+/// finalize, then recovered from the store's history on the next open.
+@Suite struct MergeRecoveryTests {
+    let lem = ObjectKey("Author", "lem"), solaris = ObjectKey("Book", "s")
+
+    struct Stop: Error {}
+
+    func events() -> [Event] {
+        var a = LedgerTestDevice(store: orderedStores[0])
+        return [a.record([.insert(lem, ["name": .string("Lem")]),
+                          .insert(solaris, ["title": .string("Solaris")], toOnes: ["author": lem])])]
+    }
+
+    /// Reopens the event store, as a new process would.
+    func reopen(_ stack: MergeTestStack) throws {
+        try stack.eventStore.close()
+        stack.eventStore = try EventStore.open(at: stack.directory.appendingPathComponent("events.granary"))
+    }
+
+    func recover(_ stack: MergeTestStack) throws -> MergeRecovery.Outcome {
+        try MergeRecovery.recover(stack.eventStore, coordinator: stack.ensembleCoordinator, store: stack.ensembleStore)
+    }
+
+    @Test func aPendingRecordWhoseSaveNeverCommittedIsDiscarded() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        var integrator = stack.integrator()
+        integrator.afterPendingRecord = { () throws(SyncError) in throw .storeBusy(attempts: 0) }
+        #expect(throws: SyncError.self) { try stack.merge(events(), with: integrator) }
+        try reopen(stack)
+        let pending = try #require(try stack.eventStore.pendingMerge())
+        #expect(pending.integrated == events().map(\.id) && !pending.mapped.isEmpty)
+        #expect(try stack.storeGraph().objects.isEmpty)
+
+        #expect(try recover(stack) == .discarded(mergeID: pending.mergeID))
+        #expect(try stack.eventStore.pendingMerge() == nil)
+        #expect(try stack.eventStore.state().pendingMergeID == nil)
+        #expect(try stack.eventStore.events(withStatus: .downloaded).map(\.id) == events().map(\.id))
+        #expect(try stack.eventStore.loadLedger() == Ledger())
+        #expect(try stack.eventStore.localKey(for: lem) == nil)
+        #expect(try recover(stack) == .nothingPending)
+
+        // The next merge integrates the events; the keys the discarded merge reserved are not reused.
+        let outcome = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded))
+        #expect(outcome.integrated == events().map(\.id))
+        try expectStoreMatchesLedger(stack)
+        for mapping in pending.mapped {
+            let now = try #require(try stack.eventStore.localKey(for: mapping.key))
+            #expect(now != mapping.localKey, "\(mapping.key) got the key the discarded merge had reserved")
+        }
+    }
+
+    @Test func aCommittedSaveIsFinalizedFromTheRecord() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        var integrator = stack.integrator()
+        integrator.afterStoreSave = { () throws(SyncError) in throw .storeBusy(attempts: 0) }
+        #expect(throws: SyncError.self) { try stack.merge(events(), with: integrator) }
+        try reopen(stack)
+        let pending = try #require(try stack.eventStore.pendingMerge())
+        #expect(try stack.storeGraph().objects.count == 2, "the store save committed")
+        #expect(try stack.eventStore.loadLedger() == Ledger(), "the ledger waits for finalize")
+
+        #expect(try recover(stack) == .finalized(mergeID: pending.mergeID))
+        #expect(try stack.eventStore.state().pendingMergeID == nil)
+        #expect(try stack.eventStore.events(withStatus: .integrated).map(\.id) == events().map(\.id))
+        #expect(try stack.eventStore.events(withStatus: .localUnexported) == pending.localEvents)
+        try expectStoreMatchesLedger(stack)
+        #expect(try recover(stack) == .nothingPending)
+    }
+
+    @Test func aFinalizedMergeLeavesNothingToRecover() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        try stack.merge(events())
+        try reopen(stack)
+        #expect(try recover(stack) == .nothingPending)
+        try expectStoreMatchesLedger(stack)
+    }
+
+    /// History purged past the pending record's token: nobody can tell whether the save committed, so the
+    /// record is discarded and the outcome says a rescan is due.
+    @Test func historyPurgedPastTheTokenDiscardsAndReportsIt() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        var integrator = stack.integrator()
+        integrator.afterStoreSave = { () throws(SyncError) in throw .storeBusy(attempts: 0) }
+        #expect(throws: SyncError.self) { try stack.merge(events(), with: integrator) }
+        // An app save after the merge's, then a purge of everything before it.
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: stack.appCoordinator)
+        try context.performAndWait {
+            let tag = ManagedObject(entity: stack.model.entity(named: "Tag")!, insertInto: context)
+            try tag.setValue("local", forKey: "name")
+            try context.save()
+        }
+        let last = stack.appCoordinator.currentPersistentHistoryToken(fromStores: [stack.appStore])
+        _ = try stack.appCoordinator.execute(.deleteHistory(before: last))
+        let pending = try #require(try stack.eventStore.pendingMerge())
+        #expect(try recover(stack) == .discardedHistoryLost(mergeID: pending.mergeID))
+        #expect(try stack.eventStore.state().pendingMergeID == nil)
+        #expect(try stack.eventStore.events(withStatus: .downloaded).map(\.id) == events().map(\.id))
+    }
+}
