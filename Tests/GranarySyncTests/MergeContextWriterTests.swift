@@ -35,6 +35,34 @@ import Testing
         try expectStoreMatchesLedger(stack)
     }
 
+    /// M21's second half: with `Book.author` required, the member the deny rule no longer protects is
+    /// left invalid, and that goes to the repair hook as a validation failure (M25), not as a denied delete.
+    @Test func m21ABrokenRequiredInverseGoesToTheRepairHook() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(authorBooksRule: .deny, bookAuthorRequired: true), in: scratch)
+        defer { stack.close() }
+        var a = LedgerTestDevice(store: orderedStores[0]), b = LedgerTestDevice(store: orderedStores[1])
+        let a1 = a.record([.insert(lem, ["name": .string("Lem")])])
+        b.learn(a1)
+        let b1 = b.record([.insert(fiasco, ["title": .string("Fiasco")], toOnes: ["author": lem])])
+        let a2 = a.record([.delete(lem)])
+        try stack.merge([a1, b1])
+        var reported: SyncError?
+        var integrator = stack.integrator()
+        integrator.hooks.didFailToSave = { _, error, _ in
+            reported = error
+            return false
+        }
+        #expect(throws: SyncError.self) { try stack.merge([a2], with: integrator) }
+        guard case let .mergeValidationFailed(problems)? = reported else {
+            Issue.record("the hook was told \(String(describing: reported))")
+            return
+        }
+        #expect(problems.map(\.propertyName) == ["author"])
+        #expect(try stack.storeGraph().objects[lem] != nil, "nothing was saved")
+    }
+
     /// A hand-made event that deletes only Lem leaves both books, with no author, whatever Lem's rule.
     @Test func m20ADeleteWithoutItsCascadeDeletesOnlyWhatItNames() throws {
         let scratch = try makeScratchDirectory()
