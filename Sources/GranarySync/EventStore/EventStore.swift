@@ -274,7 +274,7 @@ final class EventStore: Sendable {
     }
 
     /// Writes `step` and the state row inside `tx`; `state` may already hold the caller's changes.
-    private func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
+    func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
         for id in step.integrated {
             try move(id, from: .downloaded, to: .integrated, in: tx)
             state.integrated[id.store] = max(state.integrated[id.store], id.revision)
