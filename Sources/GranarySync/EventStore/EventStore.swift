@@ -9,7 +9,8 @@ import GranaryStorage
 /// or another, fails with `EventStoreError.storage`, which is what keeps one ensemble per store.
 final class EventStore: Sendable {
     let directory: URL
-    private let engine: Engine
+    /// Internal for the extensions that keep tables of their own (`BaselineRecords`).
+    let engine: Engine
     private var path: String { directory.path }
 
     private init(directory: URL, engine: Engine) {
@@ -287,6 +288,7 @@ final class EventStore: Sendable {
         }
         if let token = step.historyToken { state.historyToken = token }
         if let leechState = step.leechState { state.leechState = leechState }
+        try applyBaselines(step, to: &state, in: tx)
         try writeState(state, in: tx)
     }
 
@@ -327,7 +329,7 @@ final class EventStore: Sendable {
         return status
     }
 
-    private static func state(in snapshot: Snapshot, path: String) throws(EventStoreError) -> EventStoreState {
+    static func state(in snapshot: Snapshot, path: String) throws(EventStoreError) -> EventStoreState {
         typealias S = EventStoreSchema.State
         let row: Row?
         do { row = try snapshot.row(in: S.name, key: EventStoreSchema.stateKey) } catch {
@@ -353,7 +355,7 @@ final class EventStore: Sendable {
         return state
     }
 
-    private static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
+    static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
         let integrated: Data
         do { integrated = try EventPayloadCoding.encode(state.integrated) } catch {
             throw .unencodable(path: path, what: "the integrated vector", reason: "\(error)")

@@ -112,5 +112,5 @@ enum EventStoreSchema {
         ])
     }
 
-    static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema]
+    static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema, BaselineTable.schema]
 }
