@@ -9,8 +9,10 @@ import GranaryStorage
 /// or another, fails with `EventStoreError.storage`, which is what keeps one ensemble per store.
 final class EventStore: Sendable {
     let directory: URL
+    // Internal rather than private: extensions in other files (Transfer/, Merge/, Baselines/) keep tables of
+    // their own.
     let engine: Engine
-    private var path: String { directory.path }
+    var path: String { directory.path }
 
     private init(directory: URL, engine: Engine) {
         self.directory = directory
@@ -287,6 +289,7 @@ final class EventStore: Sendable {
         }
         if let token = step.historyToken { state.historyToken = token }
         if let leechState = step.leechState { state.leechState = leechState }
+        try applyBaselines(step, to: &state, in: tx)
         try writeState(state, in: tx)
     }
 
@@ -316,7 +319,7 @@ final class EventStore: Sendable {
 
     // MARK: Rows
 
-    private static func eventKey(_ id: EventID, in snapshot: Snapshot) throws -> Int64? {
+    static func eventKey(_ id: EventID, in snapshot: Snapshot) throws -> Int64? {
         try snapshot.queryKeys(IndexQuery(table: EventStoreSchema.Event.name, index: EventStoreSchema.Event.byID,
                                           equal: [.string(id.store.description), .int(id.revision)], limit: 1)).first
     }
@@ -353,7 +356,7 @@ final class EventStore: Sendable {
         return state
     }
 
-    private static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
+    static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
         let integrated: Data
         do { integrated = try EventPayloadCoding.encode(state.integrated) } catch {
             throw .unencodable(path: path, what: "the integrated vector", reason: "\(error)")
