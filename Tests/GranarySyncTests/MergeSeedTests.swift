@@ -36,17 +36,19 @@ import Testing
         let rows = try localData(in: stack)
         for event in cloudEvents() { try stack.eventStore.importEvent(event) }
         var sawCloud = false
+        let token = try #require(stack.appCoordinator.currentPersistentHistoryToken(fromStores: [stack.appStore]))
         let outcome = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded), seed: { overlay throws(SyncError) in
             sawCloud = overlay.object(self.lem) != nil
-            return .init(changes: [.insert(self.mine, ["name": .string("mine")])], localKeys: [self.lem: rows.lem, self.mine: rows.tag],
-                         historyToken: Data("T0".utf8))
+            return Seed(changes: [.insert(self.mine, ["name": .string("mine")])], localKeys: [self.lem: rows.lem, self.mine: rows.tag],
+                        historyToken: token)
         }, leechState: .leeched)
         #expect(sawCloud, "the seed closure did not see the cloud's events")
         let seed = try #require(outcome.seedEvent)
         #expect(seed.id.revision == 1 && seed.meta.vector[orderedStores[0]] == 1)
         #expect(try stack.eventStore.events(withStatus: .localUnexported).first == seed)
         let state = try stack.eventStore.state()
-        #expect(state.leechState == .leeched && state.historyToken == Data("T0".utf8))
+        let encoded = try HistoryReader.encode(token)
+        #expect(state.leechState == .leeched && state.historyToken == encoded)
         // The app's rows stay: Lem's under the cloud's values, the tag as it was.
         #expect(try stack.eventStore.localKey(for: lem) == rows.lem)
         #expect(try stack.eventStore.localKey(for: mine) == rows.tag)
@@ -67,8 +69,9 @@ import Testing
         let rows = try localData(in: stack)
         for event in cloudEvents() { try stack.eventStore.importEvent(event) }
         let stray = ObjectKey("Tag", "random-1")
+        let token = try #require(stack.appCoordinator.currentPersistentHistoryToken(fromStores: [stack.appStore]))
         let outcome = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded), seed: { _ throws(SyncError) in
-            .init(localKeys: [self.lem: rows.lem, stray: rows.tag])
+            Seed(localKeys: [self.lem: rows.lem, stray: rows.tag], historyToken: token)
         }, leechState: .leeched)
         #expect(outcome.changes.deleted.count == 1)
         #expect(try stack.storeGraph().objects.keys.sorted() == [solaris, lem].sorted())

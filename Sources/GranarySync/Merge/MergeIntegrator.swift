@@ -9,20 +9,6 @@ import Granary
 /// before the save: a merge the app cancels, or that stays invalid, leaves both as they were, its
 /// events downloaded and waiting (M25).
 struct MergeIntegrator {
-    /// What a leech adds to its first merge (§8.3): the seed event's changes, the local rows of keys it
-    /// maps, and the history token the local data was read at.
-    struct Seed: Sendable {
-        var changes: [ObjectChange]
-        var localKeys: [ObjectKey: Int64]
-        var historyToken: Data?
-
-        init(changes: [ObjectChange] = [], localKeys: [ObjectKey: Int64] = [:], historyToken: Data? = nil) {
-            self.changes = changes
-            self.localKeys = localKeys
-            self.historyToken = historyToken
-        }
-    }
-
     /// The delegate's hooks, as Ensembles has them. Each is called outside any `perform`; the hook uses
     /// `performAndWait` on each context it touches, one at a time.
     struct Hooks {
@@ -83,8 +69,9 @@ struct MergeIntegrator {
     }
 
     /// Integrates `events` (ready events in position order; any whose past is missing wait) and, for a
-    /// leech, the seed `seed` makes from the ledger with the cloud's events applied; `leechState` is
-    /// committed with the finalize.
+    /// leech, the seed `seed` makes from the ledger with the cloud's events applied (`SeedBuilder.build`:
+    /// its changes become the seed event, its rows are mapped, its token becomes the capture cursor);
+    /// `leechState` is committed with the finalize.
     /// - Throws: `SyncError.mergeCancelled` (shouldSave said no), `.mergeValidationFailed` (still
     ///   invalid after the hooks), `.storeBusy` (local saves raced every attempt), `.eventStore`,
     ///   `.storeSave`, `.dataCorruption`; nothing of the merge is saved then.
@@ -158,7 +145,7 @@ struct MergeIntegrator {
             for (key, localKey) in made.localKeys { idMap[key] = localKey }
             alsoTouched.formUnion(made.localKeys.keys)
             alsoTouched.formUnion(made.changes.map(\.key))
-            historyToken = made.historyToken
+            historyToken = try HistoryReader.encode(made.historyToken)
         }
 
         // The merge event's identity is fixed now, so fuses and repairs can be applied with it as they come.
@@ -236,7 +223,7 @@ struct MergeIntegrator {
             do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
             return .done(outcome)
         }
-        pending.tokenBefore = try MergeRecovery.currentToken(coordinator: coordinator, store: store)
+        pending.tokenBefore = try HistoryReader.encode(try HistoryReader(coordinator: coordinator, store: store).currentToken())
         do { try eventStore.recordPendingMerge(pending) } catch { throw SyncError(error) }
         try afterPendingRecord?()
 
