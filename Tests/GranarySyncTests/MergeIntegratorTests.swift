@@ -74,6 +74,22 @@ import Testing
         #expect(try stack.eventStore.state().integrated[orderedStores[0]] == 1)
     }
 
+    /// M6: an event given again after it was integrated changes nothing and commits nothing.
+    @Test func m6AnEventIntegratedTwiceChangesNothing() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        var a = LedgerTestDevice(store: orderedStores[0])
+        let a1 = a.record([.insert(lem, ["name": .string("Lem")])])
+        try stack.merge([a1])
+        let state = try stack.eventStore.state(), graph = try stack.storeGraph()
+        let again = try stack.integrator().integrate([a1])
+        #expect(again.integrated.isEmpty && again.mergeEvent == nil && again.changes.isEmpty)
+        #expect(try stack.eventStore.state() == state)
+        #expect(try stack.storeGraph() == graph)
+    }
+
     @Test func anEventWhosePastIsMissingWaits() throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

@@ -115,7 +115,7 @@ final class MergeTestStack {
                 var projected = ProjectedObject()
                 for name in shape.attributes {
                     let attribute = try #require(object.entity.attributesByName[name])
-                    projected.attributes[name] = .some(try MergeValues.syncValue(of: try object.value(forKey: name), attribute: attribute))
+                    projected.attributes[name] = .some(try AttributeValueReader.value(of: attribute, in: object))
                 }
                 var toOnes = Array(shape.toOnes.keys), toManys = shape.toManys.map { ($0.key, $0.value.isOrdered) }
                 for (name, isToOne) in schema.derivedRelationships(of: objectKey.entity) {

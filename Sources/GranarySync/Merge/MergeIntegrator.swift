@@ -126,6 +126,9 @@ struct MergeIntegrator {
             hadChanges = hadChanges || !event.changes.isEmpty
         }
 
+        // Nothing to integrate and no seed: no commit at all, which is most of what polling costs (S3).
+        if outcome.integrated.isEmpty && seed == nil { return .done(outcome) }
+
         var nextRevision = state.nextRevision
         var nextCount = max(state.maxGlobalCount, events.map(\.meta.globalCount).max() ?? 0) + 1
         var idMap = storedMap
