@@ -1,5 +1,6 @@
 import Foundation
 import Granary
+import PropertyBased
 import Testing
 @testable import GranarySync
 
@@ -82,6 +83,51 @@ import Testing
         #expect(cAfter.mergeEvent?.changes.isEmpty ?? true)
         #expect(normalized(try c.storeGraph()) == normalized(try d.storeGraph()))
         try expectStoreMatchesLedger(c)
+    }
+
+    /// Random histories (authors often share a name) merged in random causal chunks into a store whose
+    /// author names are unique: every merge saves (no constraint conflict), the store is the ledger's
+    /// projection after each, and no two authors of the store share a name.
+    @Test func m22RandomCollisionsAreAlwaysResolved() async throws {
+        let model = try libraryModel(uniqueAuthorName: true)
+        await propertyCheck(count: 20, input: Gen.int(in: 0...Int.max)) { seed in
+            do { try Self.checkCollisions(seed: seed, model: model) } catch { Issue.record("seed \(seed): \(error)") }
+        }
+    }
+
+    static func checkCollisions(seed: Int, model: ManagedObjectModel) throws {
+        var simulation = LedgerConvergencePropertyTests.Simulation(seed: seed)
+        simulation.run(steps: 30)
+        var g = SplitMix(seed: seed ^ 0x22)
+        let order = LedgerConvergencePropertyTests.randomCausalOrder(simulation.events, &g)
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        var start = 0
+        while start < order.count {
+            let end = min(order.count, start + Int.random(in: 1...max(1, order.count / 3), using: &g))
+            try stack.merge(Array(order[start..<end]))
+            try expectStoreMatchesLedger(stack, "seed \(seed), after event \(end)")
+            let names = try stack.storeGraph().objects.filter { $0.key.entity == "Author" }.compactMap { $0.value.attributes["name"] ?? nil }
+            #expect(Set(names).count == names.count, "seed \(seed): authors share a name: \(names)")
+            start = end
+        }
+    }
+
+    /// Found by the property test above: an author takes the name another one of the store gives up in
+    /// the same merge. The store writes the rename first (Granary orders a save's writes so).
+    @Test func anObjectMayTakeTheValueAnotherGivesUpInOneMerge() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(uniqueAuthorName: true), in: scratch)
+        defer { stack.close() }
+        var a = LedgerTestDevice(store: orderedStores[0])
+        try stack.merge([a.record([.insert(bc2, ["name": .string("Le Guin")])])])
+        let outcome = try stack.merge([a.record([.update(bc2, ["name": .string("Lem")]), .insert(a7f, ["name": .string("Le Guin")])])])
+        #expect(outcome.attempts == 1 && outcome.mergeEvent?.changes.isEmpty == true)
+        let graph = try stack.storeGraph()
+        #expect(graph.objects[bc2]?.attributes["name"] == .some(.string("Lem")) && graph.objects[a7f]?.attributes["name"] == .some(.string("Le Guin")))
     }
 
     /// Objects with a nil among the constrained values never collide.

@@ -404,6 +404,46 @@ final class Tag: ManagedObject {
         #expect(policy.seen[0].persistedSnapshot?["salary"] as? Int64 == 2)
     }
 
+    /// One save may hand a unique value from one object to another: the engine checks each row as it is
+    /// written, so the save writes deleted rows first, and rows taking a value after the rows giving it up.
+    @Test(arguments: [PersistentStore.StoreType.inMemory, .durable])
+    func aSaveMayMoveAUniqueValueBetweenObjects(_ type: PersistentStore.StoreType) throws {
+        let (coordinator, context) = try makeStack(type)
+        try context.performAndWait {
+            let a = employee(context, "A", email: "a@x.io"), b = employee(context, "B", email: "b@x.io")
+            let c = employee(context, "C", email: "c@x.io")
+            try context.save()
+            // A chain (B takes A's value, A a new one), an insert of C's value while C is deleted, an insert
+            // of B's old value.
+            b.email = "a@x.io"
+            a.email = "z@x.io"
+            context.delete(c)
+            _ = employee(context, "D", email: "c@x.io")
+            _ = employee(context, "E", email: "b@x.io")
+            try context.save()
+        }
+        #expect(try storedEmployees(coordinator).map { "\($0.name)=\($0.email ?? "")" } == ["A=z@x.io", "B=a@x.io", "D=c@x.io", "E=b@x.io"])
+    }
+
+    /// Two objects swapping their values cannot be written one row at a time: the save fails, as an SQL
+    /// store's would, and writes nothing.
+    @Test func twoObjectsSwappingAUniqueValueFailTheSave() throws {
+        let (coordinator, context) = try makeStack(.durable)
+        try context.performAndWait {
+            let a = employee(context, "A", email: "a@x.io"), b = employee(context, "B", email: "b@x.io")
+            try context.save()
+            a.email = "b@x.io"
+            b.email = "a@x.io"
+            #expect {
+                try context.save()
+            } throws: { error in
+                if case ContextError.constraintViolation = error { return true }
+                return false
+            }
+        }
+        #expect(try storedEmployees(coordinator).map { "\($0.name)=\($0.email ?? "")" } == ["A=a@x.io", "B=b@x.io"])
+    }
+
     @Test func builtInPoliciesAreSharedValues() {
         #expect(MergePolicy.error == MergePolicy(merge: .error))
         #expect(MergePolicy.rollback.mergeType == .rollback && MergePolicy.overwrite != .rollback)
