@@ -130,6 +130,21 @@ import Testing
         #expect(graph.objects[bc2]?.attributes["name"] == .some(.string("Lem")) && graph.objects[a7f]?.attributes["name"] == .some(.string("Le Guin")))
     }
 
+    /// Two authors swapping names in one merge: no collision in the projection, and the save writes the
+    /// swap (Granary breaks the cycle of unique writes), so the merge does not end in `storeBusy`.
+    @Test func twoObjectsSwappingValuesInOneMergeSave() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(uniqueAuthorName: true), in: scratch)
+        defer { stack.close() }
+        var a = LedgerTestDevice(store: orderedStores[0])
+        try stack.merge([a.record([.insert(a7f, ["name": .string("Lem")]), .insert(bc2, ["name": .string("Le Guin")])])])
+        let outcome = try stack.merge([a.record([.update(a7f, ["name": .string("Le Guin")]), .update(bc2, ["name": .string("Lem")])])])
+        #expect(outcome.attempts == 1)
+        let graph = try stack.storeGraph()
+        #expect(graph.objects[a7f]?.attributes["name"] == .some(.string("Le Guin")) && graph.objects[bc2]?.attributes["name"] == .some(.string("Lem")))
+    }
+
     /// Objects with a nil among the constrained values never collide.
     @Test func nilValuesAreExemptFromFusing() throws {
         let scratch = try makeScratchDirectory()

@@ -249,7 +249,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// state passed the uniqueness check, but the engine checks each write as it comes, so a row taking
     /// the value another row of the save gives up (a chain of renames, an insert of a renamed object's
     /// old value) must come after it. A round that writes nothing leaves a cycle (two rows swapping
-    /// values), which fails with the first violation, as in SQL.
+    /// values): one of its rows is taken out and written back last, under its own key, which the engine
+    /// reports as the update it is. Only inserts left blocked fail, with the first violation.
     private static func writeInRounds(_ writes: [RowWrite], in tx: WriteTransaction) throws {
         var pending = writes
         while !pending.isEmpty {
@@ -264,7 +265,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                     first = first ?? error
                 }
             }
-            if deferred.count == pending.count, let first { throw first }
+            if deferred.count == pending.count, let first {
+                guard let cycle = deferred.firstIndex(where: { !$0.isInsert }) else { throw first }
+                try tx.delete(from: deferred[cycle].table, key: deferred[cycle].key)
+                deferred[cycle].isInsert = true
+                deferred.append(deferred.remove(at: cycle))
+            }
             pending = deferred
         }
     }
