@@ -39,8 +39,8 @@ import Testing
         let token = try #require(stack.appCoordinator.currentPersistentHistoryToken(fromStores: [stack.appStore]))
         let outcome = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded), seed: { overlay throws(SyncError) in
             sawCloud = overlay.object(self.lem) != nil
-            return Seed(changes: [.insert(self.mine, ["name": .string("mine")])], localKeys: [self.lem: rows.lem, self.mine: rows.tag],
-                        historyToken: token)
+            return MergeIntegrator.Seed(changes: [.insert(self.mine, ["name": .string("mine")])],
+                                        localKeys: [self.lem: rows.lem, self.mine: rows.tag], historyToken: try HistoryReader.encode(token))
         }, leechState: .leeched)
         #expect(sawCloud, "the seed closure did not see the cloud's events")
         let seed = try #require(outcome.seedEvent)
@@ -69,9 +69,8 @@ import Testing
         let rows = try localData(in: stack)
         for event in cloudEvents() { try stack.eventStore.importEvent(event) }
         let stray = ObjectKey("Tag", "random-1")
-        let token = try #require(stack.appCoordinator.currentPersistentHistoryToken(fromStores: [stack.appStore]))
         let outcome = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded), seed: { _ throws(SyncError) in
-            Seed(localKeys: [self.lem: rows.lem, stray: rows.tag], historyToken: token)
+            MergeIntegrator.Seed(localKeys: [self.lem: rows.lem, stray: rows.tag])
         }, leechState: .leeched)
         #expect(outcome.changes.deleted.count == 1)
         #expect(try stack.storeGraph().objects.keys.sorted() == [solaris, lem].sorted())

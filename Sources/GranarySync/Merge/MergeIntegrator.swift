@@ -9,6 +9,21 @@ import Granary
 /// before the save: a merge the app cancels, or that stays invalid, leaves both as they were, its
 /// events downloaded and waiting (M25).
 struct MergeIntegrator {
+    /// What a leech adds to its first merge (§8.3): the seed event's changes, the local rows of keys it
+    /// maps, and the history token (as `HistoryReader.encode` writes it) the local data was read at; made
+    /// from `SeedBuilder.build`'s `Seed`.
+    struct Seed: Sendable {
+        var changes: [ObjectChange]
+        var localKeys: [ObjectKey: Int64]
+        var historyToken: Data?
+
+        init(changes: [ObjectChange] = [], localKeys: [ObjectKey: Int64] = [:], historyToken: Data? = nil) {
+            self.changes = changes
+            self.localKeys = localKeys
+            self.historyToken = historyToken
+        }
+    }
+
     /// The delegate's hooks, as Ensembles has them. Each is called outside any `perform`; the hook uses
     /// `performAndWait` on each context it touches, one at a time.
     struct Hooks {
@@ -69,9 +84,9 @@ struct MergeIntegrator {
     }
 
     /// Integrates `events` (ready events in position order; any whose past is missing wait) and, for a
-    /// leech, the seed `seed` makes from the ledger with the cloud's events applied (`SeedBuilder.build`:
-    /// its changes become the seed event, its rows are mapped, its token becomes the capture cursor);
-    /// `leechState` is committed with the finalize.
+    /// leech, the seed `seed` makes from the ledger with the cloud's events applied (its changes become
+    /// the seed event, its rows are mapped, its token becomes the capture cursor); `leechState` is
+    /// committed with the finalize.
     /// - Throws: `SyncError.mergeCancelled` (shouldSave said no), `.mergeValidationFailed` (still
     ///   invalid after the hooks), `.storeBusy` (local saves raced every attempt), `.eventStore`,
     ///   `.storeSave`, `.dataCorruption`; nothing of the merge is saved then.
@@ -148,7 +163,7 @@ struct MergeIntegrator {
             for (key, localKey) in made.localKeys { idMap[key] = localKey }
             alsoTouched.formUnion(made.localKeys.keys)
             alsoTouched.formUnion(made.changes.map(\.key))
-            historyToken = try HistoryReader.encode(made.historyToken)
+            historyToken = made.historyToken
         }
 
         // The merge event's identity is fixed now, so fuses and repairs can be applied with it as they come.
