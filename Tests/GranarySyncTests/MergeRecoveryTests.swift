@@ -1,5 +1,6 @@
 import Foundation
 import Granary
+import PropertyBased
 import Testing
 @testable import GranarySync
 
@@ -113,4 +114,50 @@ import Testing
         #expect(try stack.eventStore.state().pendingMergeID == nil)
         #expect(try stack.eventStore.events(withStatus: .downloaded).map(\.id) == events().map(\.id))
     }
+
+    /// Random histories merged in chunks, each merge stopped at random after its pending record or after
+    /// its store save, then recovered as a restart would: the store ends as the reference model's graph
+    /// and equal to the ledger's projection, whichever steps were cut.
+    @Test func mergesStoppedAtRandomStepsRecoverToTheSameGraph() async throws {
+        let model = try libraryModel()
+        await propertyCheck(count: 15, input: Gen.int(in: 0...Int.max)) { seed in
+            do { try Self.checkStops(seed: seed, model: model) } catch { Issue.record("seed \(seed): \(error)") }
+        }
+    }
+
+    static func checkStops(seed: Int, model: ManagedObjectModel) throws {
+        var simulation = LedgerConvergencePropertyTests.Simulation(seed: seed)
+        simulation.run(steps: 30)
+        var g = SplitMix(seed: seed ^ 0x123)
+        let order = LedgerConvergencePropertyTests.randomCausalOrder(simulation.events, &g)
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        var start = 0
+        while start < order.count {
+            let end = min(order.count, start + Int.random(in: 1...max(1, order.count / 3), using: &g))
+            for event in order[start..<end] { try stack.eventStore.importEvent(event) }
+            start = end
+            var integrator = stack.integrator()
+            switch Int.random(in: 0..<3, using: &g) {
+            case 0: integrator.afterPendingRecord = { () throws(SyncError) in throw .storeBusy(attempts: 0) }
+            case 1: integrator.afterStoreSave = { () throws(SyncError) in throw .storeBusy(attempts: 0) }
+            default: break
+            }
+            do { _ = try integrator.integrate(try stack.eventStore.events(withStatus: .downloaded)) } catch SyncError.storeBusy {
+                try stack.eventStore.close()
+                stack.eventStore = try EventStore.open(at: stack.directory.appendingPathComponent("events.granary"))
+                _ = try MergeRecovery.recover(stack.eventStore, coordinator: stack.ensembleCoordinator, store: stack.ensembleStore)
+            }
+            try expectStoreMatchesLedger(stack, "seed \(seed), after event \(end)")
+        }
+        // Whatever a discarded merge left waiting integrates now.
+        _ = try stack.integrator().integrate(try stack.eventStore.events(withStatus: .downloaded))
+        #expect(try stack.eventStore.events(withStatus: .downloaded).isEmpty)
+        let reference = ReferenceMergeModel(schema: libraryLedgerSchema).projection(of: simulation.events)
+        #expect(normalized(try stack.storeGraph()) == normalized(reference), "seed \(seed)")
+        try expectStoreMatchesLedger(stack, "seed \(seed), at the end")
+    }
 }
+
