@@ -145,6 +145,31 @@ import Testing
         #expect(graph.objects[a7f]?.attributes["name"] == .some(.string("Le Guin")) && graph.objects[bc2]?.attributes["name"] == .some(.string("Lem")))
     }
 
+    /// A sub-entity shares its parent's constraint (as Granary checks it): a Person and an Employee of
+    /// one name collide and are fused, so the save does not fail on the store's constraint.
+    @Test func subEntitiesCollideUnderTheirParentsConstraint() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Person") {
+                Attribute("name", .string, optional: true)
+                Unique("name")
+            }
+            Entity("Employee", parent: "Person") {
+                Attribute("salary", .integer64, optional: true)
+            }
+        }
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        var a = LedgerTestDevice(store: orderedStores[0]), b = LedgerTestDevice(store: orderedStores[1])
+        let person = ObjectKey("Person", "p1"), employee = ObjectKey("Employee", "e1")
+        let outcome = try stack.merge([a.record([.insert(person, ["name": .string("Ann")])]),
+                                       b.record([.insert(employee, ["name": .string("Ann"), "salary": .integer(10)])])])
+        #expect(outcome.mergeEvent?.changes == [ObjectChange(key: employee, kind: .fuse(survivor: person))])
+        #expect(outcome.attempts == 1)
+        try expectStoreMatchesLedger(stack)
+    }
+
     /// Objects with a nil among the constrained values never collide.
     @Test func nilValuesAreExemptFromFusing() throws {
         let scratch = try makeScratchDirectory()
