@@ -10,8 +10,9 @@ import Testing
         EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", automaticMerging: merging)
     }
 
-    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
-    static func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds` (generous: under a full
+    /// parallel test run the merges' tasks may wait long for a thread).
+    static func eventually(_ seconds: Double = 120, _ condition: () throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try condition() { return true }
