@@ -1,5 +1,6 @@
 import Foundation
 import GranaryStorage
+import Synchronization
 
 /// This store's events, counters and ledger, kept in a GranaryStorage engine directory
 /// (`events.granary`, durability `.full`) so that each capture and merge step is one atomic, durable
@@ -13,6 +14,9 @@ final class EventStore: Sendable {
     // their own.
     let engine: Engine
     var path: String { directory.path }
+    /// The version hash of the model this device's events are made with, stamped on every local event
+    /// as it is recorded (M26): a device that does not know the hash lets the event wait.
+    let localModelHash = Mutex<String?>(nil)
 
     private init(directory: URL, engine: Engine) {
         self.directory = directory
@@ -309,6 +313,8 @@ final class EventStore: Sendable {
     }
 
     func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
+        var event = event
+        if status == .localUnexported && event.modelHash == nil { event.modelHash = localModelHash.withLock { $0 } }
         let payload: Data
         do { payload = try EventPayloadCoding.encode(event) } catch {
             throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")
