@@ -264,6 +264,23 @@ import Testing
         return (root, cloud, devices)
     }
 
+    @Test func ensemblesAreListedAndARemovedEnsembleDeleechesItsDevices() async throws {
+        let (root, cloud, d) = try await memoryDevices(["a", "b"])
+        defer { removeScratch(root) }
+        try await mergeAll(d)
+        #expect(try await PersistentStoreEnsemble.ensembleIdentifiers(in: cloud) == ["Notes"])
+        try await PersistentStoreEnsemble.removeEnsemble(identifier: "Notes", in: cloud)
+        #expect(try await PersistentStoreEnsemble.ensembleIdentifiers(in: cloud) == [])
+        for device in d {
+            await #expect(throws: SyncError.self) { try await device.ensemble.merge() }
+            #expect(!device.ensemble.isLeeched)
+            if case .storeUnregistered? = device.recorder.deleeches.first {} else {
+                Issue.record("\(device.name) deleeched for \(device.recorder.deleeches)")
+            }
+        }
+        await #expect(throws: SyncError.self) { try await PersistentStoreEnsemble.removeEnsemble(identifier: "../x", in: cloud) }
+    }
+
     @Test func aChangedCloudIdentityDeleechesTheStoreAndSaysWhy() async throws {
         let (root, cloud, d) = try await memoryDevices(["a", "b"])
         defer { removeScratch(root) }
