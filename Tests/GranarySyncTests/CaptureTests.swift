@@ -251,6 +251,73 @@ import Testing
         #expect(try device.ledgerProjection() == device.storeGraph())
     }
 
+    /// The changes a window holding only the non-canonical side's reports assembles to: what capture
+    /// sends if history named a link on the side that does not store it (§8.1 step 6).
+    static func assembleReportsOfNonCanonicalSide(_ device: CaptureDevice, entity: String) throws -> [ObjectChange] {
+        let state = try device.eventStore.state()
+        let transactions = try device.recorder.history.transactions(after: try device.recorder.history.decode(state.historyToken))
+        var window = CaptureWindow()
+        for transaction in transactions {
+            for change in transaction.changes where change.changedObjectID.entityName == entity {
+                window.fold(change.changedObjectID, change.changeType, change.updatedProperties ?? [])
+            }
+        }
+        #expect(!window.isEmpty)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: device.sync)
+        let reader = StoreObjectReader(context: context, store: device.syncStore, eventStore: device.eventStore)
+        let assembler = CaptureAssembler(reader: reader, schema: device.schema, identifiers: device.identifiers,
+                                         ledger: try device.eventStore.loadLedger())
+        return try context.performAndWait { try assembler.assemble(window).changes }
+    }
+
+    @Test func aLinkReportedOnlyOnItsNonCanonicalSideIsTranslatedToTheCanonicalSide() throws {
+        let device = try CaptureDevice()
+        try device.save { context in
+            let author = try device.insert("Author", [Fixture.gid: "a1"], in: context)
+            try device.insert("Book", [Fixture.gid: "b1", "author": author], in: context)
+            try device.insert("Book", [Fixture.gid: "b2"], in: context)
+            try device.insert("Tag", [Fixture.gid: "t1"], in: context)
+            try device.insert("Person", [Fixture.gid: "p1"], in: context)
+            try device.insert("Passport", [Fixture.gid: "x1"], in: context)
+        }
+        _ = try device.recorder.capture()
+        // One-to-many from the to-many side: b2 joins, b1 leaves.
+        try device.save { context in
+            let author = try device.object("Author", "a1", in: context)
+            try author.remove([try device.object("Book", "b1", in: context)], fromRelationship: "books")
+            try author.add([try device.object("Book", "b2", in: context)], toRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Author") == [
+            ObjectChange(key: Self.book("b1"), kind: .update, toOnes: ["author": ObjectKey?.none]),
+            ObjectChange(key: Self.book("b2"), kind: .update, toOnes: ["author": Self.author("a1")]),
+        ])
+        _ = try device.recorder.capture()
+        // Many-to-many from the derived side.
+        try device.save { context in
+            try device.object("Tag", "t1", in: context).add([try device.object("Book", "b2", in: context)], toRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Tag") == [
+            ObjectChange(key: Self.book("b2"), kind: .update, memberAdds: ["tags": [.init(member: Self.tag("t1"))]]),
+        ])
+        _ = try device.recorder.capture()
+        try device.save { context in
+            try device.object("Tag", "t1", in: context).remove([try device.object("Book", "b2", in: context)], fromRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Tag") == [
+            ObjectChange(key: Self.book("b2"), kind: .update, memberRemoves: ["tags": [Self.tag("t1")]]),
+        ])
+        _ = try device.recorder.capture()
+        // One-to-one from the derived side.
+        try device.save { context in
+            try device.object("Person", "p1", in: context).setValue(try device.object("Passport", "x1", in: context), forKey: "passport")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Person") == [
+            ObjectChange(key: ObjectKey("Passport", "x1"), kind: .update, toOnes: ["holder": ObjectKey("Person", "p1")]),
+        ])
+        _ = try device.recorder.capture()
+        #expect(try device.ledgerProjection() == device.storeGraph())
+    }
+
     // MARK: Values
 
     @Test func m15EveryAttributeTypeIsReadExactlyFromARealStore() throws {
