@@ -64,6 +64,22 @@ import Testing
         #expect(try device.recorder.history.decode(tokenAfter) == current)
     }
 
+    @Test func m27ExcludedPropertiesAreNeverSent() throws {
+        var configuration = Fixture.configuration
+        configuration.excludedProperties = ["Book.title", "Book.tags"]
+        let device = try CaptureDevice(configuration: configuration)
+        try device.save { context in
+            let book = try device.insert("Book", [Fixture.gid: "b1", "title": "Local title", "year": Int64(1961)], in: context)
+            try book.add([try device.insert("Tag", [Fixture.gid: "t1"], in: context)], toRelationship: "tags")
+        }
+        let inserted = try #require(try device.recorder.capture())
+        let book = try #require(inserted.change(Self.book("b1")))
+        #expect(book.attributes.keys.sorted() == [Fixture.gid, "year"])
+        #expect(book.memberAdds.isEmpty)
+        try device.save { try device.object("Book", "b1", in: $0).setValue("Changed", forKey: "title") }
+        #expect(try device.recorder.capture() == nil, "a window changing only an excluded property records nothing")
+    }
+
     @Test func m29TheEnsemblesOwnMergeSavesAreNeverCaptured() throws {
         let device = try CaptureDevice()
         try device.save(author: SyncConstants.mergeAuthor) {

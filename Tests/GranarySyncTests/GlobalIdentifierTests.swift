@@ -36,6 +36,12 @@ import Testing
         let event = try #require(try device.recorder.capture())
         #expect(event.changes == [ObjectChange(key: ObjectKey("Author", "a1"), kind: .update,
                                                attributes: [Fixture.gid: .string("a1-renamed")])])
+        #expect(device.recorder.changedIdentifiers.map(\.entity) == ["Author"])
+        #expect(device.recorder.changedIdentifiers.first?.old == "a1")
+        #expect(device.recorder.changedIdentifiers.first?.new == "a1-renamed")
+        try device.save { try device.object("Author", "a1-renamed", in: $0).setValue("Lem", forKey: "name") }
+        _ = try device.recorder.capture()
+        #expect(device.recorder.changedIdentifiers.isEmpty, "reported for the capture that saw the change only")
     }
 
     @Test func anEmptyIdentifierAttributeGivesARandomIDAndIsCounted() throws {

@@ -15,6 +15,9 @@ final class CaptureAssembler {
         var changes: [ObjectChange] = []
         var localKeys: [ObjectKey: Int64] = [:]
         var missingIdentifiers: [String: Int] = [:]
+        /// Objects whose identifier attribute now differs from the global ID fixed at their first capture
+        /// (for `SyncDiagnostic.globalIdentifierChanged`: unstable IDs are the classic cause of duplicates).
+        var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
     }
 
     private let reader: StoreObjectReader
@@ -224,6 +227,10 @@ final class CaptureAssembler {
             guard let object = rows[id], let key = keys[id], let named = updates[id] else { continue }
             var change = ObjectChange(key: key, kind: .update)
             try fill(&change, from: object, named: named, isInsert: false)
+            if case let .attribute(name)? = identifiers.rules[key.entity], named?.contains(name) ?? true,
+               case let value = identifiers.attributeIdentifier(of: object, entity: key.entity), value != key.globalID {
+                result.changedIdentifiers.append((key.entity, key.globalID, value))
+            }
             if !change.attributes.isEmpty || !change.toOnes.isEmpty || !change.memberAdds.isEmpty || !change.memberRemoves.isEmpty {
                 add(change)
             }
@@ -252,19 +259,8 @@ final class CaptureAssembler {
             for member in try reader.related(object, name) {
                 if let key = try key(of: member.objectID) { current.append(key) }
             }
-            if !toMany.isOrdered { current.sort() }
             let present: [ObjectKey: Double?] = isInsert ? [:] : ledgerReader.presentAdds(of: ledgerReader.group(of: change.key), in: name)
-            var adds: [ObjectChange.MemberAdd] = []
-            for (index, member) in current.enumerated() {
-                let orderKey: Double? = toMany.isOrdered ? Double(index) : nil
-                // M19: a member whose index changed is added again with its new index.
-                if let known = present[member], !toMany.isOrdered || known == orderKey { continue }
-                adds.append(.init(member: member, orderKey: orderKey))
-            }
-            let currentSet = Set(current)
-            let removes = present.keys.filter { !currentSet.contains($0) }.sorted()
-            if !adds.isEmpty { change.memberAdds[name] = adds }
-            if !removes.isEmpty { change.memberRemoves[name] = removes }
+            MemberDelta(current: current, present: present, isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 

@@ -18,6 +18,9 @@ final class LocalChangeRecorder {
     /// Per entity, how many objects of the last capture got a random global ID because their identifier
     /// attribute was nil or empty (for `SyncDiagnostic.missingGlobalIdentifier`).
     private(set) var missingIdentifiers: [String: Int] = [:]
+    /// The objects of the last capture whose identifier attribute no longer matches their global ID (for
+    /// `SyncDiagnostic.globalIdentifierChanged`); the ID stays, the attribute is synced as a value.
+    private(set) var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
 
     /// A recorder of `store`'s saves, read through `coordinator` (the ensemble's own, sharing the app's
     /// store), into `eventStore`.
@@ -41,6 +44,8 @@ final class LocalChangeRecorder {
         var last = start
         let isSynced = { [schema] (entity: String) in schema.entities[entity] != nil }
         didRescan = false
+        missingIdentifiers = [:]
+        changedIdentifiers = []
         do throws(SyncError) {
             while true {
                 let batch = try history.transactions(after: last)
@@ -64,6 +69,7 @@ final class LocalChangeRecorder {
         let ledger = try loadLedger()
         let assembled = try assemble(window, ledger: ledger)
         missingIdentifiers = assembled.missingIdentifiers
+        changedIdentifiers = assembled.changedIdentifiers
         return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: ledger)
     }
 

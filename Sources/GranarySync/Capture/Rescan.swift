@@ -115,19 +115,9 @@ final class Rescan {
         }
         for (name, toMany) in shape.toManys {
             let members = try reader.related(object, name).compactMap(key)
-            let current = toMany.isOrdered ? members : members.sorted()
             let present: [ObjectKey: Double?] = projected == nil ? [:]
                 : ledgerReader.presentAdds(of: ledgerReader.group(of: change.key), in: name)
-            var adds: [ObjectChange.MemberAdd] = []
-            for (index, member) in current.enumerated() {
-                let orderKey: Double? = toMany.isOrdered ? Double(index) : nil
-                if let known = present[member], !toMany.isOrdered || known == orderKey { continue }
-                adds.append(.init(member: member, orderKey: orderKey))
-            }
-            let currentSet = Set(current)
-            let removes = present.keys.filter { !currentSet.contains($0) }.sorted()
-            if !adds.isEmpty { change.memberAdds[name] = adds }
-            if !removes.isEmpty { change.memberRemoves[name] = removes }
+            MemberDelta(current: members, present: present, isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 }

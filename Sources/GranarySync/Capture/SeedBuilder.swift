@@ -117,9 +117,7 @@ final class SeedBuilder {
         }
         for (name, toMany) in shape.toManys {
             let members = try reader.related(object, name).compactMap { keys[$0.objectID] }
-            let ordered = toMany.isOrdered ? members : members.sorted()
-            let adds = ordered.enumerated().map { ObjectChange.MemberAdd(member: $0.element, orderKey: toMany.isOrdered ? Double($0.offset) : nil) }
-            if !adds.isEmpty { change.memberAdds[name] = adds }
+            MemberDelta(current: members, present: [:], isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 
