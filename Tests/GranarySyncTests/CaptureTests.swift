@@ -389,6 +389,9 @@ import Testing
                 try device.object("Book", "b1", in: context).setValue("Final", forKey: "title")
                 try device.insert("Book", [Fixture.gid: "b2", "title": "Later"], in: context)
                 context.delete(try device.object("Book", "gone", in: context))
+                // A new object that a row of the window now names: sent with it, under its own ID.
+                try device.object("Book", "b1", in: context)
+                    .setValue(try device.insert("Author", [Fixture.gid: "a9", "name": "New"], in: context), forKey: "author")
             }
         }
         let first = try #require(try device.recorder.capture())
@@ -396,10 +399,13 @@ import Testing
         #expect(first.change(Self.book("b1"))?.attributes["title"] == .some(.string("Final")), "rows are read as they are now")
         #expect(first.change(Self.book("gone")) == nil, "its row is gone: skipped, and its delete is in the next window")
         #expect(first.change(Self.book("b2")) == nil, "not in the window")
+        #expect(first.change(Self.book("b1"))?.toOnes["author"] == .some(Self.author("a9")))
+        #expect(first.change(Self.author("a9"))?.kind == .insert, "named by a row of the window, so sent with it")
         let second = try #require(try device.recorder.capture())
         #expect(second.change(Self.book("b2"))?.kind == .insert)
         #expect(second.change(Self.book("b1"))?.attributes["title"] == .some(.string("Final")), "captured again: re-sent")
         #expect(second.change(Self.book("gone")) == nil, "never sent, so its delete is dropped")
+        #expect(second.change(Self.author("a9"))?.kind == .update, "already sent: its insert is not sent twice")
         #expect(try device.ledgerProjection() == device.storeGraph())
         #expect(try device.recorder.capture() == nil)
     }
