@@ -23,11 +23,17 @@ final class CaptureAssembler {
     private let reader: StoreObjectReader
     private let schema: LedgerSchema
     private let identifiers: GlobalIdentifierSource
-    private let ledger: Ledger
-    /// Per entity, its non-canonical relationships: the name of the canonical inverse on the destination.
-    private let nonCanonical: [String: [String: String]]
-    private lazy var ledgerReader = LedgerReader(ledger: ledger)
-    private lazy var projection = Projection(of: ledger, schema: schema)
+    private let slice: LedgerSlice
+    /// The canonical inverse, on the destination, of a relationship that is not sent itself.
+    private struct Canonical {
+        var name: String
+        var isToMany: Bool
+    }
+
+    /// Per entity, its non-canonical relationships with their canonical inverse.
+    private let nonCanonical: [String: [String: Canonical]]
+    /// A reader of the loaded part of the ledger, made again after each load.
+    private var ledgerReader: LedgerReader
 
     private var rows: [ManagedObjectID: ManagedObject] = [:]
     private var inserts: [ManagedObjectID] = []
@@ -41,11 +47,12 @@ final class CaptureAssembler {
     private var replacing: Set<ObjectKey> = []
     private var result = Result()
 
-    init(reader: StoreObjectReader, schema: LedgerSchema, identifiers: GlobalIdentifierSource, ledger: Ledger) {
+    init(reader: StoreObjectReader, schema: LedgerSchema, identifiers: GlobalIdentifierSource, slice: LedgerSlice) {
         self.reader = reader
         self.schema = schema
         self.identifiers = identifiers
-        self.ledger = ledger
+        self.slice = slice
+        self.ledgerReader = LedgerReader(ledger: slice.ledger)
         self.nonCanonical = Self.nonCanonicalRelationships(model: reader.context.persistentStoreCoordinator?.managedObjectModel,
                                                            schema: schema)
     }
@@ -67,6 +74,8 @@ final class CaptureAssembler {
         try loadRows()
         try queueUnmappedReferences()
         try assignKeys()
+        // Everything the changes touch, for their to-many deltas now and for integrating the event next.
+        try load(updateOrder.compactMap { keys[$0] } + inserts.compactMap { keys[$0] } + deletes.values, members: true)
         try buildChanges()
         return result
     }
@@ -103,35 +112,76 @@ final class CaptureAssembler {
         }
     }
 
-    /// A link history reported on the non-canonical side (Author.books, Tag.books) is sent as a change of
-    /// the canonical side of each object whose link differs from what the ledger derives (§8.1 step 6).
-    /// Only the differences: re-sending an unchanged to-one would be a new write that overrides a
-    /// concurrent device's change of it.
+    private func load(_ keys: some Sequence<ObjectKey>, members: Bool) throws(SyncError) {
+        try slice.load(keys, members: members)
+        ledgerReader = LedgerReader(ledger: slice.ledger)
+    }
+
+    /// A link history reported on the non-canonical side (Author.books, Tag.books, Person.passport) is sent
+    /// as a change of the canonical side of each counterpart whose link differs from the ledger's (§8.1
+    /// step 6). Only the differences: re-sending an unchanged to-one would be a new write that overrides
+    /// a concurrent device's change of it.
+    ///
+    /// Found from here: counterparts the object now has that the ledger does not link it to, and for a
+    /// many-to-many the ledger's owners of the object that are no longer counterparts. A counterpart that
+    /// left a one-to-many or one-to-one is not looked up (the ledger has no index of to-one targets): its
+    /// own row changed, so history reports it on its canonical side.
     private func translateNonCanonicalSides() throws(SyncError) {
+        var pairs: [(key: ObjectKey?, counterparts: [ManagedObject], canonical: Canonical)] = []
+        var wanted: [ObjectKey] = []
         for id in inserts + updateOrder {
             guard let object = rows[id], let relationships = nonCanonical[id.entityName] else { continue }
             let named: Set<String>? = insertSet.contains(id) ? nil : (updates[id] ?? nil)
+            let key = insertSet.contains(id) ? nil : try reader.mappedKey(id)
             for (name, canonical) in relationships.sorted(by: { $0.key < $1.key }) where named?.contains(name) ?? true {
-                let current = try reader.related(object, name)
-                var derived: [ObjectKey] = []
-                if !insertSet.contains(id), let key = try reader.mappedKey(id),
-                   let projected = projection.objects[ledgerReader.existingRepresentative(key) ?? key] {
-                    if let members = projected.toManys[name] { derived = members } else if let target = projected.toOnes[name] ?? nil { derived = [target] }
-                }
-                var currentKeys: Set<ObjectKey> = []
-                for counterpart in current {
-                    if let key = try reader.mappedKey(counterpart.objectID) { currentKeys.insert(key) }
-                    if try reader.mappedKey(counterpart.objectID).map({ !derived.contains($0) }) ?? true {
-                        rows[counterpart.objectID] = rows[counterpart.objectID] ?? counterpart
-                        try touch(counterpart.objectID, canonical)
-                    }
-                }
-                for key in derived where !currentKeys.contains(key) {
-                    guard let counterpartID = try reader.objectID(for: key) else { continue }
-                    try touch(counterpartID, canonical)
-                }
+                let counterparts = try reader.related(object, name)
+                pairs.append((key, counterparts, canonical))
+                if let key { wanted.append(key) }
+                for counterpart in counterparts { if let mapped = try reader.mappedKey(counterpart.objectID) { wanted.append(mapped) } }
             }
         }
+        guard !pairs.isEmpty else { return }
+        try load(wanted, members: true)
+        for pair in pairs {
+            guard let key = pair.key else {
+                // A new object: every counterpart links to it anew.
+                for counterpart in pair.counterparts { try touch(counterpart, pair.canonical.name) }
+                continue
+            }
+            let me = ledgerReader.existingRepresentative(key) ?? key
+            var current: Set<ObjectKey> = []
+            for counterpart in pair.counterparts {
+                guard let counterpartKey = try reader.mappedKey(counterpart.objectID) else {
+                    try touch(counterpart, pair.canonical.name)
+                    continue
+                }
+                current.insert(counterpartKey)
+                if !links(counterpartKey, pair.canonical.name, to: me) { try touch(counterpart, pair.canonical.name) }
+            }
+            guard pair.canonical.isToMany else { continue }
+            let owners = try slice.owners(of: key, in: pair.canonical.name).filter { !current.contains($0) }
+            ledgerReader = LedgerReader(ledger: slice.ledger)
+            for owner in owners where links(owner, pair.canonical.name, to: me) {
+                guard let ownerID = try reader.objectID(for: owner) else { continue }
+                try touch(ownerID, pair.canonical.name)
+            }
+        }
+    }
+
+    /// Whether the ledger has `owner`'s canonical `relationship` naming `target`: a present member of a
+    /// to-many, or the winning value of a to-one.
+    private func links(_ owner: ObjectKey, _ relationship: String, to target: ObjectKey) -> Bool {
+        let group = ledgerReader.group(of: owner)
+        if schema.entities[owner.entity]?.toManys[relationship] != nil {
+            return ledgerReader.presentAdds(of: group, in: relationship).keys.contains(target)
+        }
+        let winner = ledgerReader.winner(group) { $0.toOnes[relationship]?.candidates ?? [] }
+        return (winner?.value).flatMap(ledgerReader.existingRepresentative) == target
+    }
+
+    private func touch(_ counterpart: ManagedObject, _ property: String) throws(SyncError) {
+        rows[counterpart.objectID] = rows[counterpart.objectID] ?? counterpart
+        try touch(counterpart.objectID, property)
     }
 
     private func touch(_ id: ManagedObjectID, _ property: String) throws(SyncError) {
@@ -271,9 +321,9 @@ final class CaptureAssembler {
 
     /// For each entity, its relationships whose inverse is the synced canonical side, with that side's
     /// name.
-    private static func nonCanonicalRelationships(model: ManagedObjectModel?, schema: LedgerSchema) -> [String: [String: String]] {
+    private static func nonCanonicalRelationships(model: ManagedObjectModel?, schema: LedgerSchema) -> [String: [String: Canonical]] {
         guard let model else { return [:] }
-        var result: [String: [String: String]] = [:]
+        var result: [String: [String: Canonical]] = [:]
         for entity in model.entities where schema.entities[entity.name] != nil {
             for relationship in entity.relationships where !relationship.isTransient {
                 guard let inverse = model.inverseRelationship(of: relationship),
@@ -281,7 +331,7 @@ final class CaptureAssembler {
                       destination.toOnes[inverse.name] != nil || destination.toManys[inverse.name] != nil,
                       schema.entities[entity.name]?.toOnes[relationship.name] == nil,
                       schema.entities[entity.name]?.toManys[relationship.name] == nil else { continue }
-                result[entity.name, default: [:]][relationship.name] = inverse.name
+                result[entity.name, default: [:]][relationship.name] = Canonical(name: inverse.name, isToMany: inverse.isToMany)
             }
         }
         return result

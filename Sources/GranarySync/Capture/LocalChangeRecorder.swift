@@ -66,11 +66,13 @@ final class LocalChangeRecorder {
             try commitToken(token)
             return nil
         }
-        let ledger = try loadLedger()
-        let assembled = try assemble(window, ledger: ledger)
+        let slice = LedgerSlice(eventStore: eventStore)
+        let assembled = try assemble(window, slice: slice)
         missingIdentifiers = assembled.missingIdentifiers
         changedIdentifiers = assembled.changedIdentifiers
-        return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: ledger)
+        // The assembler loaded every key the changes name, with fuse groups and members: all that
+        // integrating them reads.
+        return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: slice.ledger)
     }
 
     /// Whether the last capture found history purged and rescanned the store instead (for
@@ -115,11 +117,11 @@ final class LocalChangeRecorder {
         do { return try eventStore.loadLedger() } catch { throw SyncError(error) }
     }
 
-    private func assemble(_ window: CaptureWindow, ledger: Ledger) throws(SyncError) -> CaptureAssembler.Result {
+    private func assemble(_ window: CaptureWindow, slice: LedgerSlice) throws(SyncError) -> CaptureAssembler.Result {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: history.coordinator)
         context.name = "granary.sync.capture"
         let reader = StoreObjectReader(context: context, store: history.store, eventStore: eventStore)
-        let assembler = CaptureAssembler(reader: reader, schema: schema, identifiers: identifiers, ledger: ledger)
+        let assembler = CaptureAssembler(reader: reader, schema: schema, identifiers: identifiers, slice: slice)
         do {
             return try context.performAndWait { try assembler.assemble(window) }
         } catch let error as SyncError {
