@@ -1,5 +1,6 @@
 import Foundation
 import Granary
+import Synchronization
 import Testing
 @testable import GranarySync
 
@@ -75,6 +76,21 @@ import Testing
         #expect(!authors.contains("ignored") && !authors.contains("ignored-too"))
         #expect(authors.contains { UUID(uuidString: $0) != nil }, "a nil element is a random ID")
         #expect(event.change(ObjectKey("Book", "b1")) != nil, "nil for the whole entity falls through to the attribute")
+    }
+
+    @Test func theDelegateIsAskedInBatchesOfAThousandPerEntity() throws {
+        let batches = Mutex<[String]>([])
+        let device = try CaptureDevice(delegate: { entity, objects in
+            batches.withLock { $0.append("\(entity) \(objects.count)") }
+            return nil
+        })
+        try device.save { context in
+            for i in 0..<1_500 { try device.insert("Tag", [Fixture.gid: "t\(i)"], in: context) }
+            try device.insert("Author", [Fixture.gid: "a1"], in: context)
+        }
+        let event = try #require(try device.recorder.capture())
+        #expect(event.changes.count == 1_501)
+        #expect(batches.withLock { $0.sorted() } == ["Author 1", "Tag 1000", "Tag 500"])
     }
 
     @Test func aDelegateAnsweringWithTheWrongCountIsATypedErrorAndCapturesNothing() throws {
