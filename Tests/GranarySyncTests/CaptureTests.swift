@@ -92,6 +92,25 @@ import Testing
         #expect(event.changes.map(\.key) == [Self.author("local")], "only the app's save; other authors are captured")
     }
 
+    @Test func objectsTheMapLacksAreSentAsInsertsWhenUpdatedOrNamed() throws {
+        let device = try CaptureDevice()
+        // Rows no capture saw (saved under the merge author, as a merge whose finalize never ran would).
+        try device.save(author: SyncConstants.mergeAuthor) { context in
+            try device.insert("Author", [Fixture.gid: "orphan", "name": "Unmapped"], in: context)
+            try device.insert("Tag", [Fixture.gid: "t-orphan"], in: context)
+        }
+        #expect(try device.recorder.capture() == nil)
+        try device.save { context in
+            try device.object("Author", "orphan", in: context).setValue("Edited", forKey: "name")
+            try device.insert("Book", [Fixture.gid: "b1", "tags": Set([try device.object("Tag", "t-orphan", in: context)])], in: context)
+        }
+        let event = try #require(try device.recorder.capture())
+        #expect(event.change(Self.author("orphan"))?.kind == .insert, "updated, never sent: sent whole")
+        #expect(event.change(Self.author("orphan"))?.attributes["name"] == .some(.string("Edited")))
+        #expect(event.change(Self.tag("t-orphan"))?.kind == .insert, "named by a sent relationship")
+        #expect(try device.ledgerProjection() == device.storeGraph())
+    }
+
     @Test func insertThenDeleteInOneWindowSendsNothingAndUpdateThenDeleteSendsTheDelete() throws {
         let device = try CaptureDevice()
         try device.save { try device.insert("Author", [Fixture.gid: "kept", "name": "K"], in: $0) }
