@@ -57,6 +57,33 @@ import Testing
         #expect(device.recorder.missingIdentifiers == ["Author": 2])
     }
 
+    @Test func aSecondLiveObjectWithOneGlobalIDGetsARandomOne() throws {
+        let device = try CaptureDevice()
+        try device.save { context in
+            try device.insert("Author", [Fixture.gid: "dup", "name": "First"], in: context)
+            try device.insert("Author", [Fixture.gid: "dup", "name": "Second"], in: context)
+        }
+        let event = try #require(try device.recorder.capture())
+        #expect(event.changes.count == 2)
+        #expect(event.changes.filter { $0.key == ObjectKey("Author", "dup") }.count == 1)
+        #expect(event.changes.contains { UUID(uuidString: $0.key.globalID) != nil })
+        #expect(device.recorder.duplicateIdentifiers == ["Author": 1])
+        #expect(try device.ledgerProjection() == device.storeGraph(), "each row is one key")
+        // Later, while the first is alive: a duplicate again. After it is deleted: the key is taken over.
+        try device.save { try device.insert("Author", [Fixture.gid: "dup", "name": "Third"], in: $0) }
+        let later = try #require(try device.recorder.capture())
+        #expect(later.changes.count == 1 && later.changes.first?.key != ObjectKey("Author", "dup"))
+        #expect(try device.ledgerProjection() == device.storeGraph())
+        try device.save { context in
+            for object in try CapturePropertyTests.objects("Author", in: context) { context.delete(object) }
+        }
+        _ = try device.recorder.capture()
+        try device.save { try device.insert("Author", [Fixture.gid: "dup", "name": "Fourth"], in: $0) }
+        #expect(try device.recorder.capture()?.changes.map(\.key) == [ObjectKey("Author", "dup")])
+        #expect(device.recorder.duplicateIdentifiers.isEmpty)
+        #expect(try device.ledgerProjection() == device.storeGraph())
+    }
+
     @Test func theDelegateWinsAndMayLeaveSomeObjectsOrEntitiesToTheOtherSources() throws {
         let device = try CaptureDevice(delegate: { entity, objects in
             guard entity == "Author" else { return nil }

@@ -83,6 +83,17 @@ import Testing
         #expect(seed.localKeys.count == 4)
     }
 
+    @Test func twoLocalObjectsWithOneGlobalIDAreSeededAsTwoKeys() throws {
+        let b = try Self.leecher()
+        try b.save { try b.insert("Book", [Fixture.gid: "c2", "title": "Tools, again"], in: $0) }
+        let seed = try Self.builder(b).build(overlay: Ledger(), policy: .mergeAllData)
+        #expect(seed.changes.count == 5)
+        #expect(seed.changes.filter { $0.key == Self.book("c2") }.count == 1)
+        #expect(seed.localKeys.count == 5, "every row mapped, each under its own key")
+        let books = seed.localKeys.filter { $0.key.entity == "Book" }
+        #expect(Set(books.values).count == books.count)
+    }
+
     @Test func excludeLocalDataSeedsNothingAndMapsUnknownObjectsUnderKeysTheCloudLacks() throws {
         let (overlay, _) = try Self.cloud()
         let b = try Self.leecher()

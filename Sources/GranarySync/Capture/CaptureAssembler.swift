@@ -18,6 +18,9 @@ final class CaptureAssembler {
         /// Objects whose identifier attribute now differs from the global ID fixed at their first capture
         /// (for `SyncDiagnostic.globalIdentifierChanged`: unstable IDs are the classic cause of duplicates).
         var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
+        /// Per entity, how many new objects got a random ID because another live object of the store
+        /// already had the one their identifier attribute holds.
+        var duplicateIdentifiers: [String: Int] = [:]
     }
 
     private let reader: StoreObjectReader
@@ -240,23 +243,31 @@ final class CaptureAssembler {
             let (made, missing) = try identifiers.identifiers(entity: entity, objects: objects)
             if missing > 0 { result.missingIdentifiers[entity, default: 0] += missing }
             for (id, globalID) in zip(ids, made) {
-                let key = ObjectKey(entity, globalID)
-                keys[id] = key
-                guard let localKey = id.primaryKey, claimed.insert(key).inserted else { continue }
-                if let deleted = deletedKeys[key] {
+                guard let localKey = id.primaryKey else { continue }
+                var key = ObjectKey(entity, globalID)
+                let isDuplicate = try claimed.contains(key) ? true : isHeldByAnotherLiveObject(key, not: id)
+                if let deleted = deletedKeys[key], !claimed.contains(key) {
                     // M13: the window deleted an object and inserted a new one under its global ID.
                     replacing.insert(key)
                     deletes[deleted] = nil
-                    result.localKeys[key] = localKey
-                } else if let previous = try reader.objectID(for: key), previous != id, reader.exists(previous) {
-                    // A second live object with one global ID: the key stays with the object that had it,
-                    // and this one's values are sent as an insert of the key (M8: one key, one object).
-                    continue
-                } else {
-                    result.localKeys[key] = localKey
+                } else if isDuplicate {
+                    // A second live object of this store with one global ID: the app made a duplicate
+                    // itself. It gets a random ID, so that the store stays the projection of its events
+                    // (M8 merges objects of different devices, not two rows of one store).
+                    key = ObjectKey(entity, GlobalIdentifierSource.randomIdentifier())
+                    result.duplicateIdentifiers[entity, default: 0] += 1
                 }
+                claimed.insert(key)
+                keys[id] = key
+                result.localKeys[key] = localKey
             }
         }
+    }
+
+    /// Whether `key` is mapped to a row other than `id` that still exists.
+    private func isHeldByAnotherLiveObject(_ key: ObjectKey, not id: ManagedObjectID) throws(SyncError) -> Bool {
+        guard let previous = try reader.objectID(for: key), previous != id else { return false }
+        return reader.exists(previous)
     }
 
     // MARK: Changes

@@ -21,6 +21,9 @@ final class LocalChangeRecorder {
     /// The objects of the last capture whose identifier attribute no longer matches their global ID (for
     /// `SyncDiagnostic.globalIdentifierChanged`); the ID stays, the attribute is synced as a value.
     private(set) var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
+    /// Per entity, how many objects of the last capture got a random global ID because another live object
+    /// of the store already had theirs (a duplicate the app made).
+    private(set) var duplicateIdentifiers: [String: Int] = [:]
 
     /// A recorder of `store`'s saves, read through `coordinator` (the ensemble's own, sharing the app's
     /// store), into `eventStore`.
@@ -46,6 +49,7 @@ final class LocalChangeRecorder {
         didRescan = false
         missingIdentifiers = [:]
         changedIdentifiers = []
+        duplicateIdentifiers = [:]
         do throws(SyncError) {
             while true {
                 let batch = try history.transactions(after: last)
@@ -70,6 +74,7 @@ final class LocalChangeRecorder {
         let assembled = try assemble(window, slice: slice)
         missingIdentifiers = assembled.missingIdentifiers
         changedIdentifiers = assembled.changedIdentifiers
+        duplicateIdentifiers = assembled.duplicateIdentifiers
         // The assembler loaded every key the changes name, with fuse groups and members: all that
         // integrating them reads.
         return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: slice.ledger)
