@@ -4,9 +4,9 @@ import PropertyBased
 import Testing
 @testable import GranarySync
 
-/// Random saves on a real store, captured at random moments: after every capture the ledger's
-/// projection (what the other devices build from this device's events) equals the store's graph. The
-/// store itself is the reference.
+/// Random saves on a real store, captured at random moments, the event store reopened now and then:
+/// after every capture the ledger's projection (what the other devices build from this device's events)
+/// equals the store's graph. The store itself is the reference.
 @Suite struct CapturePropertyTests {
     static let entities = ["Author", "Book", "Tag", "Shelf", "Person", "Passport"]
 
@@ -87,6 +87,8 @@ import Testing
             try device.save { context in
                 for _ in 0..<Int.random(in: 1...3, using: &g) { try randomChange(device, context, &g) }
             }
+            // A relaunch between captures: the token, the map and the ledger must survive it.
+            if Int.random(in: 0..<8, using: &g) == 0 { try device.reopenEventStore() }
             if Int.random(in: 0..<3, using: &g) == 0 || step == steps - 1 {
                 if try device.recorder.capture() != nil { captured += 1 }
                 let projection = try device.ledgerProjection(), graph = try device.storeGraph()
