@@ -94,6 +94,22 @@ import Testing
         #expect(Set(books.values).count == books.count)
     }
 
+    @Test func theFirstCaptureAfterTheSeedSendsWhatWasSavedAfterItsToken() throws {
+        let b = try Self.leecher()
+        let seed = try Self.builder(b).build(overlay: Ledger(), policy: .mergeAllData)
+        // A save after T0, as one made while the leech read the store would be.
+        try b.save { try b.object("Book", "c1", in: $0).setValue("Changed", forKey: "title") }
+        // The seed recorded as the leech's finalize does: event, ledger, map and T0 in one commit.
+        let event = Event(meta: try b.eventStore.nextLocalMeta(), changes: seed.changes)
+        var ledger = Ledger()
+        LedgerIntegrator.apply(event, to: &ledger)
+        try b.eventStore.recordLocalEvent(event, with: EventStoreStep(ledgerObjects: Array(ledger.objects.values), localKeys: seed.localKeys,
+                                                                      historyToken: try HistoryReader.encode(seed.historyToken)))
+        let next = try #require(try b.recorder.capture())
+        #expect(next.changes == [ObjectChange(key: Self.book("c1"), kind: .update, attributes: ["title": .string("Changed")])])
+        #expect(try b.ledgerProjection() == b.storeGraph())
+    }
+
     @Test func excludeLocalDataSeedsNothingAndMapsUnknownObjectsUnderKeysTheCloudLacks() throws {
         let (overlay, _) = try Self.cloud()
         let b = try Self.leecher()
