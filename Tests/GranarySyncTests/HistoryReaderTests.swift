@@ -48,4 +48,16 @@ import Testing
         #expect(try reader.containsTransaction(contextName: SyncConstants.mergeContextNamePrefix + "M2", after: before) == false)
         #expect(try reader.containsTransaction(contextName: name, after: reader.currentToken()) == false)
     }
+
+    @Test func aRecorderThatPurgesKeepsOnlyTheLastCapturedTransaction() throws {
+        let device = try CaptureDevice()
+        let recorder = LocalChangeRecorder(coordinator: device.sync, store: device.syncStore, eventStore: device.eventStore,
+                                           schema: device.schema, identifiers: device.identifiers, purgesHistory: true)
+        for i in 0..<3 { try device.save { try device.insert("Author", [CaptureFixture.gid: "a\(i)"], in: $0) } }
+        #expect(try recorder.capture()?.changes.count == 3)
+        #expect(try device.recorder.history.transactions(after: nil).map(\.transactionNumber) == [3])
+        try device.save { try device.object("Author", "a0", in: $0).setValue("Named", forKey: "name") }
+        #expect(try recorder.capture()?.changes.map(\.kind) == [.update], "no gap: the captured token's transaction was kept")
+        #expect(!recorder.didRescan)
+    }
 }

@@ -28,18 +28,34 @@ final class LocalChangeRecorder {
     /// A recorder of `store`'s saves, read through `coordinator` (the ensemble's own, sharing the app's
     /// store), into `eventStore`.
     init(coordinator: PersistentStoreCoordinator, store: PersistentStore, eventStore: EventStore, schema: LedgerSchema,
-         identifiers: GlobalIdentifierSource) {
+         identifiers: GlobalIdentifierSource, purgesHistory: Bool = false) {
         self.history = HistoryReader(coordinator: coordinator, store: store)
         self.eventStore = eventStore
         self.schema = schema
         self.identifiers = identifiers
+        self.purgesHistory = purgesHistory
     }
+
+    /// Whether each capture deletes the history it captured (`EnsembleConfiguration.purgesHistory`), once
+    /// its commit holds the token: history kept until then is what makes a crash before the commit lose
+    /// nothing.
+    let purgesHistory: Bool
 
     /// Captures the saves since the last capture as one event, committed with the new history token;
     /// nil when they hold no synced change (the token still advances, M30). When history the recorder had
     /// not captured was purged, the store is rescanned instead (§8.4) and `didRescan` is set.
     /// - Throws: `SyncError.storeRead`, `.eventStore`, `.dataCorruption`, `.globalIdentifierCountMismatch`.
     func capture() throws(SyncError) -> Event? {
+        let event = try captureWindow()
+        if purgesHistory, let token = try history.decode(try currentState().historyToken) { try history.purge(before: token) }
+        return event
+    }
+
+    private func currentState() throws(SyncError) -> EventStoreState {
+        do { return try eventStore.state() } catch { throw SyncError(error) }
+    }
+
+    private func captureWindow() throws(SyncError) -> Event? {
         let state: EventStoreState
         do { state = try eventStore.state() } catch { throw SyncError(error) }
         let start = try history.decode(state.historyToken)
