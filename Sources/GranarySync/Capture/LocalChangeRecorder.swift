@@ -12,6 +12,10 @@ final class LocalChangeRecorder {
     let eventStore: EventStore
     let schema: LedgerSchema
     let identifiers: GlobalIdentifierSource
+    /// Whether each capture deletes the history it captured (`EnsembleConfiguration.purgesHistory`), once
+    /// its commit holds the token: history kept until then is what makes a crash before the commit lose
+    /// nothing.
+    let purgesHistory: Bool
     /// Called after history is read and before rows are, with nothing held: lets tests save at the moment
     /// a concurrent app save would do the most harm.
     var afterReadingHistory: (() -> Void)?
@@ -36,11 +40,6 @@ final class LocalChangeRecorder {
         self.purgesHistory = purgesHistory
     }
 
-    /// Whether each capture deletes the history it captured (`EnsembleConfiguration.purgesHistory`), once
-    /// its commit holds the token: history kept until then is what makes a crash before the commit lose
-    /// nothing.
-    let purgesHistory: Bool
-
     /// Captures the saves since the last capture as one event, committed with the new history token;
     /// nil when they hold no synced change (the token still advances, M30). When history the recorder had
     /// not captured was purged, the store is rescanned instead (§8.4) and `didRescan` is set.
@@ -56,9 +55,7 @@ final class LocalChangeRecorder {
     }
 
     private func captureWindow() throws(SyncError) -> Event? {
-        let state: EventStoreState
-        do { state = try eventStore.state() } catch { throw SyncError(error) }
-        let start = try history.decode(state.historyToken)
+        let start = try history.decode(try currentState().historyToken)
         var window = CaptureWindow()
         var last = start
         let isSynced = { [schema] (entity: String) in schema.entities[entity] != nil }
