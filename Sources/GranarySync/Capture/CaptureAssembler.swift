@@ -18,9 +18,11 @@ final class CaptureAssembler {
         /// Objects whose identifier attribute now differs from the global ID fixed at their first capture
         /// (for `SyncDiagnostic.globalIdentifierChanged`: unstable IDs are the classic cause of duplicates).
         var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
-        /// Per entity, how many new objects got a random ID because another live object of the store
-        /// already had the one their identifier attribute holds.
+        /// Per entity, how many new objects repeat the global ID of another live object of the store.
         var duplicateIdentifiers: [String: Int] = [:]
+        /// Those objects, each with the object whose key it repeats: the ensemble folds each into its
+        /// survivor (`LocalDuplicateMerger`), which is what the event already says.
+        var localDuplicates: [LocalDuplicateMerger.Pair] = []
     }
 
     private let reader: StoreObjectReader
@@ -48,6 +50,8 @@ final class CaptureAssembler {
     /// The key of every object an event change names, resolved from the map or made for an insert.
     private var keys: [ManagedObjectID: ObjectKey] = [:]
     private var replacing: Set<ObjectKey> = []
+    /// New objects repeating a live object's key: sent as inserts of that key, never mapped.
+    private var duplicates: Set<ManagedObjectID> = []
     private var result = Result()
 
     init(reader: StoreObjectReader, schema: LedgerSchema, identifiers: GlobalIdentifierSource, slice: LedgerSlice) {
@@ -235,7 +239,7 @@ final class CaptureAssembler {
         }
         inserts = inserts.filter { insertSet.contains($0) }
         let deletedKeys = Dictionary(deletes.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-        var claimed: Set<ObjectKey> = []
+        var claimedBy: [ObjectKey: ManagedObjectID] = [:]
         for entity in freshOrder {
             let ids = fresh[entity] ?? []
             let objects = ids.compactMap { rows[$0] }
@@ -244,30 +248,40 @@ final class CaptureAssembler {
             if missing > 0 { result.missingIdentifiers[entity, default: 0] += missing }
             for (id, globalID) in zip(ids, made) {
                 guard let localKey = id.primaryKey else { continue }
-                var key = ObjectKey(entity, globalID)
-                let isDuplicate = try claimed.contains(key) ? true : isHeldByAnotherLiveObject(key, not: id)
-                if let deleted = deletedKeys[key], !claimed.contains(key) {
+                let key = ObjectKey(entity, globalID)
+                keys[id] = key
+                if let deleted = deletedKeys[key], claimedBy[key] == nil {
                     // M13: the window deleted an object and inserted a new one under its global ID.
                     replacing.insert(key)
                     deletes[deleted] = nil
-                } else if isDuplicate {
-                    // A second live object of this store with one global ID: the app made a duplicate
-                    // itself. It gets a random ID, so that the store stays the projection of its events
-                    // (M8 merges objects of different devices, not two rows of one store).
-                    key = ObjectKey(entity, GlobalIdentifierSource.randomIdentifier())
+                } else if let survivor = try survivor(of: key, other: id, claimedBy: claimedBy) {
+                    // A second live object of this store with one global ID (a default object made at
+                    // first launch after sync brought the other device's): M8 on one device. The key stays
+                    // with the object that had it; this one's values are sent as an insert of the key, and
+                    // the pair is reported so that the ensemble folds the newcomer into it.
+                    duplicates.insert(id)
+                    result.localDuplicates.append(LocalDuplicateMerger.Pair(duplicate: id, survivor: survivor))
                     result.duplicateIdentifiers[entity, default: 0] += 1
+                    continue
                 }
-                claimed.insert(key)
-                keys[id] = key
+                claimedBy[key] = id
                 result.localKeys[key] = localKey
             }
         }
     }
 
-    /// Whether `key` is mapped to a row other than `id` that still exists.
-    private func isHeldByAnotherLiveObject(_ key: ObjectKey, not id: ManagedObjectID) throws(SyncError) -> Bool {
-        guard let previous = try reader.objectID(for: key), previous != id else { return false }
-        return reader.exists(previous)
+    /// The object `key` belongs to when `id` repeats it: one claimed earlier in this window, or the
+    /// mapped row if it still exists.
+    private func survivor(of key: ObjectKey, other id: ManagedObjectID,
+                          claimedBy: [ObjectKey: ManagedObjectID]) throws(SyncError) -> ManagedObjectID? {
+        if let claimant = claimedBy[key] { return claimant }
+        return try liveHolder(of: key, other: id)
+    }
+
+    /// The row other than `id` that `key` is mapped to, if it still exists.
+    private func liveHolder(of key: ObjectKey, other id: ManagedObjectID) throws(SyncError) -> ManagedObjectID? {
+        guard let previous = try reader.objectID(for: key), previous != id, reader.exists(previous) else { return nil }
+        return previous
     }
 
     // MARK: Changes
@@ -275,14 +289,22 @@ final class CaptureAssembler {
     private func buildChanges() throws(SyncError) {
         var changes: [ObjectKey: ObjectChange] = [:]
         func add(_ change: ObjectChange) {
-            // One change per key: a second object claiming a key already sent adds nothing.
             if changes[change.key] == nil { changes[change.key] = change }
         }
         for id in inserts {
             guard let object = rows[id], let key = keys[id] else { continue }
             var change = ObjectChange(key: key, kind: replacing.contains(key) ? .replacingInsert : .insert)
             try fill(&change, from: object, named: nil, isInsert: true)
-            add(change)
+            if duplicates.contains(id), var survivor = changes[key] {
+                // Survivor and duplicate both new in this window: one insert holding what the fold makes
+                // of them, the duplicate's values and the members of both.
+                Self.fold(change, into: &survivor)
+                changes[key] = survivor
+            } else if duplicates.contains(id) {
+                changes[key] = change
+            } else {
+                add(change)
+            }
         }
         for id in updateOrder {
             guard let object = rows[id], let key = keys[id], let named = updates[id] else { continue }
@@ -298,6 +320,18 @@ final class CaptureAssembler {
         }
         for (_, key) in deletes where !replacing.contains(key) { add(ObjectChange(key: key, kind: .delete)) }
         result.changes = changes.values.sorted { $0.key < $1.key }
+    }
+
+    /// `duplicate`'s values over `survivor`'s, and the members of both, as `LocalDuplicateMerger` folds
+    /// the rows.
+    private static func fold(_ duplicate: ObjectChange, into survivor: inout ObjectChange) {
+        survivor.attributes.merge(duplicate.attributes) { _, new in new }
+        survivor.toOnes.merge(duplicate.toOnes) { _, new in new }
+        for (name, adds) in duplicate.memberAdds {
+            var members = survivor.memberAdds[name] ?? []
+            for add in adds where !members.contains(where: { $0.member == add.member }) { members.append(add) }
+            survivor.memberAdds[name] = members
+        }
     }
 
     private func fill(_ change: inout ObjectChange, from object: ManagedObject, named: Set<String>?,

@@ -25,9 +25,11 @@ final class LocalChangeRecorder {
     /// The objects of the last capture whose identifier attribute no longer matches their global ID (for
     /// `SyncDiagnostic.globalIdentifierChanged`); the ID stays, the attribute is synced as a value.
     private(set) var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
-    /// Per entity, how many objects of the last capture got a random global ID because another live object
-    /// of the store already had theirs (a duplicate the app made).
+    /// Per entity, how many new objects of the last capture repeat the global ID of another live object.
     private(set) var duplicateIdentifiers: [String: Int] = [:]
+    /// Those objects with the object whose key each repeats, for the ensemble to fold
+    /// (`LocalDuplicateMerger.merge`); the last capture's event already holds the folded object.
+    private(set) var localDuplicates: [LocalDuplicateMerger.Pair] = []
 
     /// A recorder of `store`'s saves, read through `coordinator` (the ensemble's own, sharing the app's
     /// store), into `eventStore`.
@@ -63,6 +65,7 @@ final class LocalChangeRecorder {
         missingIdentifiers = [:]
         changedIdentifiers = []
         duplicateIdentifiers = [:]
+        localDuplicates = []
         do throws(SyncError) {
             while true {
                 let batch = try history.transactions(after: last)
@@ -88,6 +91,7 @@ final class LocalChangeRecorder {
         missingIdentifiers = assembled.missingIdentifiers
         changedIdentifiers = assembled.changedIdentifiers
         duplicateIdentifiers = assembled.duplicateIdentifiers
+        localDuplicates = assembled.localDuplicates
         // The assembler loaded every key the changes name, with fuse groups and members: all that
         // integrating them reads.
         return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: slice.ledger)
