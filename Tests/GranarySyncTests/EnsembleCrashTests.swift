@@ -33,6 +33,15 @@ import Testing
         return try context.performAndWait { try SyncGraph(context: context, model: model) }
     }
 
+    /// Runs `body`, which blocks while it waits for its child, on a thread of its own: blocking one of
+    /// the few threads of Swift's cooperative pool would stall the other tests' tasks (and ensembles'
+    /// automatic merges) for as long.
+    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     @Test func aDeviceKilledDuringLeechMergeAndExportConverges() async throws {
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }
@@ -53,7 +62,9 @@ import Testing
             // The first kill lands in the leech; later ones after a merge starts, at a random moment in it.
             let line = run == 0 ? "leeching" : "merging"
             let delay = Double(Int.random(in: 0...60, using: &g)) / 1000
-            let outcome = try CrashChild.runAndKill(["sync-device", a.path, folder.path, String(run + 1)], afterLine: line, delay: delay)
+            let outcome = try await Self.offThePool {
+                try CrashChild.runAndKill(["sync-device", a.path, folder.path, String(run + 1)], afterLine: line, delay: delay)
+            }
             #expect(outcome.killed, "run \(run): the child was not killed: \(outcome.err)\n\(outcome.lines.suffix(5))")
             #expect(!outcome.lines.contains { $0.hasPrefix("error") }, "run \(run): \(outcome.lines.filter { $0.hasPrefix("error") })")
             for line in outcome.lines where line.hasPrefix("saved ") { acknowledged.insert(String(line.dropFirst(6))) }
