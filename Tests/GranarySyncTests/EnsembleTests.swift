@@ -106,7 +106,7 @@ import Testing
     /// M8 on one device: an object created under a global identifier the store already has (a default
     /// folder made at first launch after sync brought the other device's) is folded into the existing
     /// one, on this device as on the others.
-    @Test(.disabled("needs capture to report local duplicates (LocalDuplicateMerger)")) func anObjectMadeLocallyUnderAKnownIdentifierIsFoldedIntoIt() async throws {
+    @Test func anObjectMadeLocallyUnderAKnownIdentifierIsFoldedIntoIt() async throws {
         let (root, d) = try await devices(["a", "b"])
         defer { removeScratch(root) }
         try d[0].addNote("on a", id: "a1", folder: "Work")

@@ -220,6 +220,30 @@ final class EventStore: Sendable {
         }
     }
 
+    /// The ledger objects of `keys` as last committed; keys not in the ledger are left out.
+    /// - Throws: `EventStoreError.storage`, `.damaged` for an unreadable ledger row.
+    func ledgerObjects(_ keys: some Sequence<ObjectKey>) throws(EventStoreError) -> [LedgerObject] {
+        do {
+            return try LedgerRows.load(keys, from: engine.read(), path: path)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .storage(path: path, operation: "load ledger objects", reason: "\(error)")
+        }
+    }
+
+    /// The keys whose canonical to-many `relationship` holds `member` in the ledger.
+    /// - Throws: `EventStoreError.storage`, `.damaged`.
+    func ledgerOwners(of member: ObjectKey, in relationship: String) throws(EventStoreError) -> [ObjectKey] {
+        do {
+            return try LedgerRows.owners(of: member, in: relationship, snapshot: engine.read(), path: path)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .storage(path: path, operation: "find the owners of \(member)", reason: "\(error)")
+        }
+    }
+
     /// Replaces the stored ledger by `ledger` in one commit; ID map entries stay.
     /// - Throws: `EventStoreError.unencodable`, `.storage`, `.damaged`.
     func saveLedger(_ ledger: Ledger) throws(EventStoreError) {
