@@ -16,6 +16,10 @@
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
 //   granary-crashtest sync-merge <directory>
 //       integrates remote events into a store through GranarySync's merge (see MergeChild.swift)
+//   granary-crashtest sync-capture <directory>
+//       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
+//   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
+//       saves and merges one device of a synced pair (see EnsembleChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -33,10 +37,14 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runHistoryChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "upload" {
     runUploadChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-device" {
+    runEnsembleChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-events" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-merge" {
     runMergeChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-capture" {
+    runCaptureChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

@@ -10,8 +10,9 @@ import Testing
         EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", automaticMerging: merging)
     }
 
-    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
-    static func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds` (generous: under a full
+    /// parallel test run the merges' tasks may wait long for a thread).
+    static func eventually(_ seconds: Double = 120, _ condition: () throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try condition() { return true }
@@ -38,7 +39,9 @@ import Testing
         let arrived = try await Self.eventually { try phone.graph().nodes["Note/n1"] != nil }
         #expect(arrived, "the phone never received the note")
         #expect(try phone.graph() == (try laptop.graph()))
-        #expect(phone.recorder.changes.contains { !$0.inserted.isEmpty }, "the phone's delegate was told")
+        // The delegate hears of the merge just after its save, which the graph already shows.
+        let told = try await Self.eventually { phone.recorder.changes.contains { !$0.inserted.isEmpty } }
+        #expect(told, "the phone's delegate was told")
         laptop.ensemble.dismantle()
         phone.ensemble.dismantle()
     }

@@ -66,11 +66,11 @@ enum HistoryEncoding {
         let count = try reader.count()
         stored.changes.reserveCapacity(count)
         for position in 0..<count {
-            // An index, not a count: the bytes left do not bound it (the last change of a store with many
-            // entities may name entity 5 with two bytes to go), the entity list does.
+            // An index, not a count: it is bounded by the entity names read, not by the bytes left (the last
+            // change of a transaction over many entities names an index above the few bytes that follow it).
             let index = try reader.varint()
             guard index < UInt64(stored.entities.count) else {
-                throw reader.failure("change \(position) names entity \(index) of \(stored.entities.count)")
+                throw Failure(description: "change \(position) names entity \(index) of \(stored.entities.count)")
             }
             let entity = Int(index)
             let key = try reader.signed()
