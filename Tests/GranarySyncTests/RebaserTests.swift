@@ -1,0 +1,306 @@
+import Foundation
+import Testing
+@testable import GranarySync
+
+/// Rebasing on a cloud file system (§12.7, §13, M32): the baseline is written and visible before anything
+/// is removed; covered events and dominated baselines go, the rest stays; another device joins the
+/// baseline, whatever it had integrated before, and ends with the rebasing device's ledger.
+@Suite struct RebaserTests {
+    static let a = orderedStores[0], b = orderedStores[1], c = orderedStores[2]
+
+    /// One device: an event store in a scratch directory, with transit folders.
+    struct Device {
+        let scratch: URL
+        let store: EventStore
+        var upload: URL { scratch.appendingPathComponent("upload") }
+        var download: URL { scratch.appendingPathComponent("download") }
+
+        init(_ id: StoreID) throws {
+            scratch = try makeScratchDirectory()
+            store = try EventStore.open(at: scratch.appendingPathComponent("events.granary"), creatingWith: id)
+            try FileManager.default.createDirectory(at: upload, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: download, withIntermediateDirectories: true)
+        }
+
+        func close() {
+            try? store.close()
+            removeScratch(scratch)
+        }
+
+        func rebaser(_ cloud: any CloudFileSystem, maximumPartPayload: Int = SyncConstants.maximumPartPayload) throws -> Rebaser {
+            Rebaser(fileSystem: cloud, layout: try RebaserTests.layout(), eventStore: store, transitDirectory: upload,
+                    maximumPartPayload: maximumPartPayload)
+        }
+
+        func integrator(_ cloud: any CloudFileSystem) throws -> BaselineIntegrator {
+            BaselineIntegrator(fileSystem: cloud, layout: try RebaserTests.layout(), eventStore: store, transitDirectory: download)
+        }
+
+        /// Integrates downloaded `events` (in causal order) into the stored ledger, as a merge's finalize does.
+        func integrate(_ events: [Event]) throws {
+            var ledger = try store.loadLedger()
+            for event in events {
+                try store.importEvent(event)
+                LedgerIntegrator.apply(event, to: &ledger)
+            }
+            try store.commit(EventStoreStep(integrated: events.map(\.id), ledgerObjects: Array(ledger.objects.values)))
+        }
+
+        /// Records a local event of `changes`, with its ledger changes.
+        @discardableResult
+        func record(_ changes: [ObjectChange]) throws -> Event {
+            let event = Event(meta: try store.nextLocalMeta(), changes: changes)
+            var ledger = try store.loadLedger()
+            LedgerIntegrator.apply(event, to: &ledger)
+            try store.recordLocalEvent(event, with: EventStoreStep(ledgerObjects: Array(ledger.objects.values)))
+            return event
+        }
+    }
+
+    static func layout() throws -> CloudLayout { try CloudLayout(ensembleIdentifier: "library") }
+
+    static func cloud() async throws -> MemoryFileSystem {
+        let cloud = MemoryFileSystem()
+        try await cloud.connect()
+        for directory in try layout().directories { try await cloud.createDirectory(atPath: directory) }
+        return cloud
+    }
+
+    static func eventName(_ event: Event) -> CloudFileName {
+        .event(globalCount: event.meta.globalCount, store: event.id.store, revision: event.id.revision, part: nil)
+    }
+
+    /// Uploads `events` as event files.
+    static func publish(_ events: [Event], to cloud: any CloudFileSystem, from device: Device) async throws {
+        for event in events {
+            let url = try localFile(try EventPayloadCoding.file(.eventPart, of: event), in: device.upload)
+            try await cloud.uploadLocalFile(at: url, toPath: try layout().path(for: eventName(event)))
+            try FileManager.default.removeItem(at: url)
+        }
+    }
+
+    static func names(in directory: String, of cloud: any CloudFileSystem) async throws -> [CloudFileName] {
+        try await cloud.contentsOfDirectory(atPath: directory).map { try CloudFileName.parse($0.name) }
+    }
+
+    static func book(_ index: Int) -> ObjectKey { ObjectKey("Book", "b\(index)") }
+
+    /// A has five events, B two (made after A's third); both published, A has integrated B's.
+    static func history(_ cloud: MemoryFileSystem) async throws -> (a: Device, aEvents: [Event], bEvents: [Event]) {
+        let deviceA = try Device(a)
+        var aEvents: [Event] = []
+        for index in 1...3 { aEvents.append(try deviceA.record([.insert(book(index), ["title": .string("A\(index)")])])) }
+        var writerB = LedgerTestDevice(store: b)
+        for event in aEvents { writerB.learn(event) }
+        let bEvents = [writerB.record([.update(book(1), ["title": .string("B1")])]),
+                       writerB.record([.delete(book(2)), .insert(ObjectKey("Tag", "t1"), ["name": .string("sf")])])]
+        try deviceA.integrate(bEvents)
+        for index in 4...5 { aEvents.append(try deviceA.record([.update(book(index - 3), ["year": .integer(Int64(1960 + index))])])) }
+        try await publish(aEvents + bEvents, to: cloud, from: deviceA)
+        try deviceA.store.markExported(aEvents.map(\.id))
+        return (deviceA, aEvents, bEvents)
+    }
+
+    @Test func aRebaseWritesTheBaselineCommitsThenRemovesCoveredEvents_M32() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, bEvents) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        // B has published up to B2, which saw A3: the cutoff.
+        let cutoff = RevisionVector([Self.a: 3, Self.b: 2])
+        let stateBefore = try deviceA.store.state()
+        let outcome = try await deviceA.rebaser(cloud, maximumPartPayload: 1200).rebase(
+            cutoff: cutoff, eventNames: try await Self.names(in: layout.eventsDirectory, of: cloud),
+            baselineNames: try await Self.names(in: layout.baselinesDirectory, of: cloud))
+
+        #expect(outcome.isVisible)
+        #expect(outcome.parts.count > 1, "expected several parts at 1,200 bytes each")
+        #expect(outcome.baseline.vector == stateBefore.integrated)
+        #expect(outcome.baseline.globalCount == (aEvents + bEvents).map(\.meta.globalCount).max())
+        let remaining = Set(try await Self.names(in: layout.eventsDirectory, of: cloud))
+        #expect(remaining == Set(aEvents.suffix(2).map(Self.eventName)))
+        #expect(Set(outcome.removedEvents) == Set((aEvents.prefix(3) + bEvents).map(Self.eventName)))
+
+        let state = try deviceA.store.state()
+        #expect(state.baselineID == outcome.baseline.stem)
+        #expect(try deviceA.store.status(of: aEvents[0].id) == .covered)
+        #expect(try deviceA.store.status(of: bEvents[1].id) == .covered)
+        #expect(try deviceA.store.status(of: aEvents[3].id) == .exported)
+        #expect(try deviceA.store.baselineRecords()[outcome.baseline.stem]?.role == .written)
+
+        // The files hold A's ledger exactly.
+        var parts: [(name: CloudFileName, bytes: Data)] = []
+        let files = await cloud.snapshotFiles()
+        for name in outcome.parts { parts.append((name, try #require(files[layout.path(for: name)]))) }
+        let baseline = try BaselineFile.decode(parts: parts)
+        #expect(baseline.ledger == (try deviceA.store.loadLedger()))
+        #expect(baseline.vector == state.integrated)
+    }
+
+    /// A backend that accepts baseline uploads without showing them (yet), as an eventually consistent
+    /// store may.
+    actor HidingFileSystem: CloudFileSystem {
+        let base: MemoryFileSystem
+        init(_ base: MemoryFileSystem) { self.base = base }
+        var isConnected: Bool { get async { await base.isConnected } }
+        func connect() async throws(CloudFileSystemError) { try await base.connect() }
+        func fetchUserIdentity() async throws(CloudFileSystemError) -> CloudIdentity? { try await base.fetchUserIdentity() }
+        func fileExists(atPath path: String) async throws(CloudFileSystemError) -> FileExistence { try await base.fileExists(atPath: path) }
+        func createDirectory(atPath path: String) async throws(CloudFileSystemError) { try await base.createDirectory(atPath: path) }
+        func contentsOfDirectory(atPath path: String) async throws(CloudFileSystemError) -> [CloudItem] {
+            try await base.contentsOfDirectory(atPath: path)
+        }
+        func removeItem(atPath path: String) async throws(CloudFileSystemError) { try await base.removeItem(atPath: path) }
+        func uploadLocalFile(at localURL: URL, toPath remotePath: String) async throws(CloudFileSystemError) {
+            if remotePath.hasSuffix(".gsbase") { return }
+            try await base.uploadLocalFile(at: localURL, toPath: remotePath)
+        }
+        func downloadFile(atPath remotePath: String, toLocalFile localURL: URL) async throws(CloudFileSystemError) {
+            try await base.downloadFile(atPath: remotePath, toLocalFile: localURL)
+        }
+    }
+
+    @Test func nothingIsRemovedUntilTheBaselineIsVisible() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, bEvents) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        let eventNames = try await Self.names(in: layout.eventsDirectory, of: cloud)
+        let cutoff = RevisionVector([Self.a: 5, Self.b: 2])
+
+        let hidden = try await deviceA.rebaser(HidingFileSystem(cloud)).rebase(cutoff: cutoff, eventNames: eventNames, baselineNames: [])
+        #expect(!hidden.isVisible)
+        #expect(hidden.removedEvents.isEmpty)
+        #expect(Set(try await Self.names(in: layout.eventsDirectory, of: cloud)) == Set((aEvents + bEvents).map(Self.eventName)))
+        #expect(try deviceA.store.state().baselineID == nil)
+        #expect(try deviceA.store.status(of: aEvents[0].id) == .exported)
+
+        await cloud.failNext(.upload, with: .unavailable(reason: "offline"))
+        await #expect(throws: SyncError.self) {
+            try await deviceA.rebaser(cloud).rebase(cutoff: cutoff, eventNames: eventNames, baselineNames: [])
+        }
+        #expect(Set(try await Self.names(in: layout.eventsDirectory, of: cloud)) == Set((aEvents + bEvents).map(Self.eventName)))
+        #expect(try deviceA.store.state().baselineID == nil)
+        #expect(try await Self.names(in: layout.baselinesDirectory, of: cloud).isEmpty)
+    }
+
+    @Test func anotherDeviceJoinsTheBaselineWhateverItHadIntegrated_M32() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, bEvents) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        let outcome = try await deviceA.rebaser(cloud, maximumPartPayload: 1500).rebase(
+            cutoff: RevisionVector([Self.a: 3, Self.b: 2]), eventNames: try await Self.names(in: layout.eventsDirectory, of: cloud),
+            baselineNames: [])
+        let ledgerA = try deviceA.store.loadLedger()
+
+        // C had integrated A1 and A2 (covered), and downloaded A3 without integrating it.
+        let deviceC = try Device(Self.c)
+        defer { deviceC.close() }
+        try deviceC.integrate(Array(aEvents.prefix(2)))
+        try deviceC.store.importEvent(aEvents[2])
+        try deviceC.record([.insert(ObjectKey("Tag", "c1"), ["name": .string("own")])])
+
+        var overlay = try deviceC.store.loadLedger()
+        let before = try deviceC.store.state().integrated
+        let names = try await Self.names(in: layout.baselinesDirectory, of: cloud)
+        let result = try await deviceC.integrator(cloud).integrate(names, into: &overlay, integrated: before)
+        #expect(result.joined.map(\.summary) == [outcome.baseline])
+        #expect(result.refused.isEmpty && result.incomplete.isEmpty)
+        #expect(result.integrated == before.joined(with: outcome.baseline.vector))
+        try deviceC.store.commit(EventStoreStep(ledgerObjects: Array(overlay.objects.values), joinedBaselines: result.joined))
+
+        // C's ledger is A's plus its own event; A's later events and C's integrate on top alike.
+        let state = try deviceC.store.state()
+        #expect(state.integrated == result.integrated)
+        #expect(state.maxGlobalCount >= outcome.baseline.globalCount)
+        #expect(state.baselineID == outcome.baseline.stem)
+        #expect(try deviceC.store.status(of: aEvents[2].id) == .integrated)
+        let ownC = try deviceC.store.events(withStatus: .localUnexported)
+        let covered = (aEvents + bEvents).filter { outcome.baseline.vector[$0.id.store] >= $0.id.revision }
+        #expect(try deviceC.store.loadLedger() == integrated(covered + ownC).ledger)
+        var full = try deviceC.store.loadLedger()
+        for event in aEvents.suffix(2) { LedgerIntegrator.apply(event, to: &full) }
+        var fullA = ledgerA
+        for event in ownC { LedgerIntegrator.apply(event, to: &fullA) }
+        #expect(full == fullA)
+
+        // The same names again: nothing to do, and the same baseline never joins twice.
+        var again = try deviceC.store.loadLedger()
+        let second = try await deviceC.integrator(cloud).integrate(names, into: &again, integrated: state.integrated)
+        #expect(second.joined.isEmpty)
+        #expect(again == (try deviceC.store.loadLedger()))
+    }
+
+    @Test func damagedOrIncompleteBaselinesWaitCoveredOnesAreOnlyRecorded() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, _, _) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        let outcome = try await deviceA.rebaser(cloud, maximumPartPayload: 1500).rebase(
+            cutoff: RevisionVector(), eventNames: [], baselineNames: [])
+        #expect(outcome.parts.count >= 2)
+        let files = await cloud.snapshotFiles()
+        let secondPath = layout.path(for: outcome.parts[1])
+        let good = try #require(files[secondPath])
+
+        let deviceC = try Device(Self.c)
+        defer { deviceC.close() }
+        var overlay = Ledger()
+        #expect(await cloud.corrupt(path: secondPath))
+        let names = try await Self.names(in: layout.baselinesDirectory, of: cloud)
+        let damaged = try await deviceC.integrator(cloud).integrate(names, into: &overlay, integrated: RevisionVector())
+        #expect(damaged.joined.isEmpty)
+        #expect(damaged.refused.keys.sorted() == [outcome.baseline.stem])
+        #expect(overlay == Ledger())
+        #expect(try deviceC.store.baselineRecords().isEmpty)
+
+        let incomplete = try await deviceC.integrator(cloud).integrate(Array(names.dropLast()), into: &overlay, integrated: RevisionVector())
+        #expect(incomplete.joined.isEmpty && incomplete.incomplete == [outcome.baseline.stem])
+
+        // The writer's copy again (its self-healing re-upload): now it joins.
+        let url = try localFile(good, in: deviceC.upload)
+        try await cloud.uploadLocalFile(at: url, toPath: secondPath)
+        let healed = try await deviceC.integrator(cloud).integrate(names, into: &overlay, integrated: RevisionVector())
+        #expect(healed.joined.count == 1)
+        #expect(overlay == (try deviceA.store.loadLedger()))
+
+        // A device that already has everything the baseline covers only records it.
+        let seen = try await deviceA.integrator(cloud).integrate(names, into: &overlay, integrated: try deviceA.store.state().integrated)
+        #expect(seen.joined.isEmpty)
+        #expect(try deviceA.store.baselineRecords()[outcome.baseline.stem]?.role == .written)
+    }
+
+    @Test func aNewerBaselineRemovesTheBaselinesItDominatesOnly() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, _) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        // B wrote a baseline of its own early history (A1–A3, B1): covered by A, so A records it as seen.
+        let old = Baseline(writer: Self.b, globalCount: 4, vector: RevisionVector([Self.a: 3, Self.b: 1]), ledger: Ledger())
+        let directory = deviceA.upload.appendingPathComponent("old")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for part in try BaselineFileTests.write(old, to: directory, maximumPayload: 4000) {
+            let url = try localFile(part.bytes, in: directory)
+            try await cloud.uploadLocalFile(at: url, toPath: layout.path(for: part.name))
+        }
+        // And one that A has never read: its vector is unknown here, so it stays.
+        let unknown = BaselineSummary(id: UUID(), writer: Self.c, globalCount: 2, vector: RevisionVector([Self.c: 1]))
+        let unknownURL = try localFile(Data("not read".utf8), in: directory)
+        try await cloud.uploadLocalFile(at: unknownURL, toPath: layout.path(for: unknown.fileName(part: nil)))
+
+        var overlay = try deviceA.store.loadLedger()
+        let listed = try await Self.names(in: layout.baselinesDirectory, of: cloud)
+        let read = try await deviceA.integrator(cloud).integrate(listed.filter { $0.writer == Self.b }, into: &overlay,
+                                                                 integrated: try deviceA.store.state().integrated)
+        #expect(read.joined.isEmpty)
+        #expect(try deviceA.store.baselineRecords()[old.summary.stem]?.role == .seen)
+
+        let outcome = try await deviceA.rebaser(cloud).rebase(cutoff: RevisionVector([Self.a: 1]),
+                                                              eventNames: [Self.eventName(aEvents[0])], baselineNames: listed)
+        #expect(outcome.removedBaselines == [old.summary.fileName(part: nil)])
+        let remaining = Set(try await Self.names(in: layout.baselinesDirectory, of: cloud))
+        #expect(remaining == Set([unknown.fileName(part: nil)] + outcome.parts))
+        #expect(outcome.removedEvents == [Self.eventName(aEvents[0])])
+    }
+}
