@@ -34,7 +34,51 @@ enum BaselineFile {
     private struct HeaderOnly: Decodable { var header: Header }
     private struct Part: Decodable {
         var header: Header
-        var objects: [LedgerObject]
+        var objects: [Object]
+    }
+
+    /// One ledger object as a baseline holds it: every collection keyed by strings or sorted, so that the
+    /// bytes depend only on the ledger (a dictionary keyed by `ObjectKey` would be written in hash order),
+    /// and empty collections left out.
+    struct Object: Codable, Hashable, Sendable {
+        struct Member: Codable, Hashable, Sendable {
+            var member: ObjectKey
+            var adds: [Membership.Add]
+        }
+
+        var key: ObjectKey
+        var incarnations: [Incarnation]
+        var attributes: [String: Register<SyncValue?>]?
+        var toOnes: [String: Register<ObjectKey?>]?
+        var members: [String: [Member]]?
+        var fuses: [LedgerObject.Fuse]?
+
+        init(_ object: LedgerObject) {
+            key = object.key
+            incarnations = object.incarnations
+            attributes = object.attributes.isEmpty ? nil : object.attributes
+            toOnes = object.toOnes.isEmpty ? nil : object.toOnes
+            members = object.members.isEmpty ? nil : object.members.mapValues { members in
+                members.sorted { $0.key < $1.key }.map { Member(member: $0.key, adds: $0.value.adds) }
+            }
+            fuses = object.fuses.isEmpty ? nil : object.fuses
+        }
+
+        var ledgerObject: LedgerObject {
+            var object = LedgerObject(key: key)
+            object.incarnations = incarnations
+            object.attributes = attributes ?? [:]
+            object.toOnes = toOnes ?? [:]
+            for (name, list) in members ?? [:] {
+                for entry in list {
+                    var membership = Membership()
+                    for add in entry.adds { membership.add(add) }
+                    if !membership.isEmpty { object.members[name, default: [:]][entry.member] = membership }
+                }
+            }
+            for fuse in fuses ?? [] { object.addFuse(fuse) }
+            return object
+        }
     }
 
     /// The summary in one part's bytes, checked against the part's `name`: what a device reads from
@@ -80,11 +124,12 @@ enum BaselineFile {
             guard seenParts.insert(part.header.part).inserted else {
                 throw .malformedPayload(name: name.fileName, path: ".header.part", reason: "part \(part.header.part) given twice")
             }
-            for object in part.objects {
-                guard ledger.object(object.key) == nil else {
-                    throw .malformedPayload(name: name.fileName, path: ".objects", reason: "\(object.key) appears twice")
+            for entry in part.objects {
+                guard ledger.object(entry.key) == nil else {
+                    throw .malformedPayload(name: name.fileName, path: ".objects", reason: "\(entry.key) appears twice")
                 }
-                ledger.update(object.key) { $0 = object }
+                let object = entry.ledgerObject
+                ledger.update(entry.key) { $0 = object }
             }
         }
         guard let summary else { throw .malformedPayload(name: first.name.fileName, path: "", reason: "no parts") }
@@ -146,7 +191,7 @@ struct BaselineWriter {
     ///   than a part; `SyncError.eventStore` naming the file when a part cannot be written.
     mutating func append(_ object: LedgerObject) throws(SyncError) {
         let json: Data
-        do { json = try EventPayloadCoding.encode(object) } catch { throw .dataCorruption("baseline \(summary.stem): \(error)") }
+        do { json = try EventPayloadCoding.encode(BaselineFile.Object(object)) } catch { throw .dataCorruption("baseline \(summary.stem): \(error)") }
         let part = written.count + 1
         let overhead = try prefix(part: part).count + Self.suffix.count
         guard overhead + json.count <= maximumPayload else {
