@@ -37,9 +37,9 @@ enum BaselineFile {
         var objects: [Object]
     }
 
-    /// One ledger object as a baseline holds it: every collection keyed by strings or sorted, so that the
-    /// bytes depend only on the ledger (a dictionary keyed by `ObjectKey` would be written in hash order),
-    /// and empty collections left out.
+    /// One ledger object as a baseline holds it: every collection keyed by strings or sorted, so that an
+    /// object's bytes depend only on the object (a dictionary keyed by `ObjectKey` would be written in
+    /// hash order), and empty collections left out.
     struct Object: Codable, Hashable, Sendable {
         struct Member: Codable, Hashable, Sendable {
             var member: ObjectKey
