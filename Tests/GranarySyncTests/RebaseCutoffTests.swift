@@ -78,4 +78,23 @@ import Testing
         #expect(policy.shouldRebase(facts(true, 0, 0, 0, 0), force: true))
         #expect(!policy.shouldRebase(facts(false, 1000, 1000, 1, 0), force: true, suppress: true))
     }
+
+    @Test func theFactsOfAListingCountEventsOnceAndTheNewestBaselinesBytes() {
+        let id1 = UUID(), id2 = UUID()
+        let events: [(name: CloudFileName, size: Int64)] = [
+            (.event(globalCount: 1, store: Self.a, revision: 1, part: nil), 100),
+            (.event(globalCount: 2, store: Self.a, revision: 2, part: .init(index: 1, count: 2)), 300),
+            (.event(globalCount: 2, store: Self.a, revision: 2, part: .init(index: 2, count: 2)), 200),
+            (.event(globalCount: 3, store: Self.b, revision: 1, part: nil), 50),
+        ]
+        let baselines: [(name: CloudFileName, size: Int64)] = [
+            (.baseline(globalCount: 1, id: id1, store: Self.a, part: nil), 1000),
+            (.baseline(globalCount: 2, id: id2, store: Self.b, part: .init(index: 1, count: 2)), 70),
+            (.baseline(globalCount: 2, id: id2, store: Self.b, part: .init(index: 2, count: 2)), 30),
+        ]
+        let facts = RebasePolicy.Facts(events: events, baselines: baselines, cutoff: RevisionVector([Self.a: 2]))
+        #expect(facts == RebasePolicy.Facts(hasBaseline: true, eventCount: 3, coveredEventCount: 2, coveredEventBytes: 600,
+                                            lastBaselineBytes: 100))
+        #expect(RebasePolicy.default.shouldRebase(facts))
+    }
 }

@@ -303,4 +303,41 @@ import Testing
         #expect(remaining == Set([unknown.fileName(part: nil)] + outcome.parts))
         #expect(outcome.removedEvents == [Self.eventName(aEvents[0])])
     }
+
+    @Test func rebaseIfNeededFollowsThePolicyAndAnInactiveStoreDoesNotHoldRemovalBack() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, bEvents) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        let now = Date()
+        func listing(_ directory: String) async throws -> [(name: CloudFileName, size: Int64)] {
+            try await cloud.contentsOfDirectory(atPath: directory).compactMap { item in
+                guard case let .file(name, size) = item else { return nil }
+                return (try CloudFileName.parse(name), size)
+            }
+        }
+        var registrations = [Self.a: now - 86_400, Self.b: now - 86_400, Self.c: now - 86_400]
+        let rebaser = try deviceA.rebaser(cloud)
+
+        // Seven events, no baseline: the first baseline waits for the policy's minimum.
+        let waiting = try await rebaser.rebaseIfNeeded(policy: RebasePolicy(minimumEventsForFirstBaseline: 8), registrations: registrations,
+                                                       now: now, events: try await listing(layout.eventsDirectory), baselines: [])
+        #expect(waiting == nil)
+        #expect(try await Self.names(in: layout.baselinesDirectory, of: cloud).isEmpty)
+
+        // C registered a day ago and has published nothing: it holds every removal back.
+        let held = try await rebaser.rebaseIfNeeded(policy: RebasePolicy(minimumEventsForFirstBaseline: 7), registrations: registrations,
+                                                    now: now, events: try await listing(layout.eventsDirectory), baselines: [])
+        #expect(held?.isVisible == true)
+        #expect(held?.removedEvents == [])
+
+        // Silent for 31 days, C no longer counts: B's newest event (B2, after A3) decides.
+        registrations[Self.c] = now - 31 * 86_400
+        let removed = try await rebaser.rebaseIfNeeded(policy: .default, force: true, registrations: registrations, now: now,
+                                                       events: try await listing(layout.eventsDirectory),
+                                                       baselines: try await listing(layout.baselinesDirectory))
+        #expect(Set(removed?.removedEvents ?? []) == Set((aEvents.prefix(3) + bEvents).map(Self.eventName)))
+        #expect(removed?.removedBaselines == held.map { $0.parts })
+        #expect(try await Self.names(in: layout.baselinesDirectory, of: cloud) == removed?.parts)
+    }
 }

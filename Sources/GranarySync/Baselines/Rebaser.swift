@@ -82,6 +82,26 @@ struct Rebaser: Sendable {
         return outcome
     }
 
+    /// §9 step 9: the cutoff from the registrations and the event store, the policy's decision on the
+    /// listing, and the rebase if it says so; nil when it does not.
+    /// - Parameters:
+    ///   - registrations: every registered store (from `stores/`) with its registration date.
+    ///   - events, baselines: the files of `events/` and `baselines/` with their sizes, as listed.
+    /// - Throws: what `rebase(cutoff:eventNames:baselineNames:)` throws; `SyncError.eventStore`.
+    func rebaseIfNeeded(policy: RebasePolicy, force: Bool = false, suppress: Bool = false, registrations: [StoreID: Date],
+                        now: Date = Date(), events: [(name: CloudFileName, size: Int64)],
+                        baselines: [(name: CloudFileName, size: Int64)]) async throws(SyncError) -> Outcome? {
+        let cutoff: RevisionVector
+        do {
+            cutoff = try RebaseCutoff.vector(from: eventStore, registrations: registrations, now: now, inactiveAfter: policy.inactiveAfter)
+        } catch {
+            throw SyncError(error)
+        }
+        let facts = RebasePolicy.Facts(events: events, baselines: baselines, cutoff: cutoff)
+        guard policy.shouldRebase(facts, force: force, suppress: suppress) else { return nil }
+        return try await rebase(cutoff: cutoff, eventNames: events.map(\.name), baselineNames: baselines.map(\.name))
+    }
+
     /// Removes the events of `eventNames` that `cutoff` covers and the baselines of `baselineNames`
     /// whose recorded vector `vector` covers (all their parts). Removing a file already gone is success.
     /// - Throws: `SyncError.cloud`, `.eventStore`.
