@@ -340,4 +340,49 @@ import Testing
         #expect(removed?.removedBaselines == held.map { $0.parts })
         #expect(try await Self.names(in: layout.baselinesDirectory, of: cloud) == removed?.parts)
     }
+
+    @Test func concurrentBaselinesOfTwoDevicesJoinOnAThirdAndANewerOneDominatesBoth_M32() async throws {
+        let cloud = try await Self.cloud()
+        let layout = try Self.layout()
+        let deviceA = try Device(Self.a), deviceB = try Device(Self.b), deviceC = try Device(Self.c)
+        defer { deviceA.close(); deviceB.close(); deviceC.close() }
+        // A and B both insert b1 and edit it without seeing each other, then each rebases.
+        let a1 = try deviceA.record([.insert(Self.book(1), ["title": .string("from A")])])
+        let a2 = try deviceA.record([.insert(ObjectKey("Tag", "t1"), ["name": .string("a")]),
+                                     .update(Self.book(1), adds: ["tags": [.member(ObjectKey("Tag", "t1"))]])])
+        let b1 = try deviceB.record([.insert(Self.book(1), ["title": .string("from B"), "year": .integer(1961)])])
+        let b2 = try deviceB.record([.delete(Self.book(1))])
+        try await Self.publish([a1, a2], to: cloud, from: deviceA)
+        try await Self.publish([b1, b2], to: cloud, from: deviceB)
+        let baselineA = try await deviceA.rebaser(cloud).rebase(cutoff: RevisionVector(), eventNames: [], baselineNames: [])
+        let baselineB = try await deviceB.rebaser(cloud).rebase(cutoff: RevisionVector(), eventNames: [], baselineNames: [])
+        #expect(baselineA.baseline.vector.isConcurrent(with: baselineB.baseline.vector))
+
+        // C joins both: the ledger of all four events, whichever order the listing gives.
+        var overlay = Ledger()
+        let names = try await Self.names(in: layout.baselinesDirectory, of: cloud)
+        let result = try await deviceC.integrator(cloud).integrate(names.reversed(), into: &overlay, integrated: RevisionVector())
+        #expect(result.joined.count == 2)
+        #expect(result.integrated == RevisionVector([Self.a: 2, Self.b: 2]))
+        #expect(overlay == integrated([a1, a2, b1, b2]).ledger)
+        let projection = Projection(of: overlay, schema: libraryLedgerSchema)
+        #expect(projection == ReferenceMergeModel(schema: libraryLedgerSchema).projection(of: [a1, a2, b1, b2]))
+        try deviceC.store.commit(EventStoreStep(ledgerObjects: Array(overlay.objects.values), joinedBaselines: result.joined))
+
+        // C rebases with a cutoff covering all four events (as once A and B have published events that
+        // saw each other's): both baselines and all events go, once C's baseline is visible.
+        let events = try await Self.names(in: layout.eventsDirectory, of: cloud)
+        let newer = try await deviceC.rebaser(cloud).rebase(cutoff: RevisionVector([Self.a: 2, Self.b: 2]), eventNames: events,
+                                                            baselineNames: names)
+        #expect(Set(newer.removedBaselines) == Set(baselineA.parts + baselineB.parts))
+        #expect(Set(newer.removedEvents) == Set(events))
+        #expect(try await Self.names(in: layout.baselinesDirectory, of: cloud) == newer.parts)
+        #expect(newer.baseline.globalCount == max(baselineA.baseline.globalCount, baselineB.baseline.globalCount))
+
+        // A, left with its own ledger, catches up from C's baseline alone.
+        var ledgerA = try deviceA.store.loadLedger()
+        let caughtUp = try await deviceA.integrator(cloud).integrate(newer.parts, into: &ledgerA, integrated: try deviceA.store.state().integrated)
+        #expect(caughtUp.joined.count == 1)
+        #expect(ledgerA == overlay)
+    }
 }
