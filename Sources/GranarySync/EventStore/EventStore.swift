@@ -9,9 +9,10 @@ import GranaryStorage
 /// or another, fails with `EventStoreError.storage`, which is what keeps one ensemble per store.
 final class EventStore: Sendable {
     let directory: URL
-    /// Internal for the extensions that keep tables of their own (`BaselineRecords`).
+    // Internal rather than private: extensions in other files (Transfer/, Merge/, Baselines/) keep tables of
+    // their own.
     let engine: Engine
-    private var path: String { directory.path }
+    var path: String { directory.path }
 
     private init(directory: URL, engine: Engine) {
         self.directory = directory
@@ -263,7 +264,7 @@ final class EventStore: Sendable {
 
     // MARK: Writing
 
-    private func write<R>(_ operation: String, _ body: (WriteTransaction) throws -> R) throws(EventStoreError) -> R {
+    func write<R>(_ operation: String, _ body: (WriteTransaction) throws -> R) throws(EventStoreError) -> R {
         do {
             return try engine.write(body)
         } catch let error as EventStoreError {
@@ -274,7 +275,7 @@ final class EventStore: Sendable {
     }
 
     /// Writes `step` and the state row inside `tx`; `state` may already hold the caller's changes.
-    private func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
+    func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
         for id in step.integrated {
             try move(id, from: .downloaded, to: .integrated, in: tx)
             state.integrated[id.store] = max(state.integrated[id.store], id.revision)
@@ -303,11 +304,11 @@ final class EventStore: Sendable {
         try tx.update(row, in: table, key: key)
     }
 
-    private func writeState(_ state: EventStoreState, in tx: WriteTransaction) throws {
+    func writeState(_ state: EventStoreState, in tx: WriteTransaction) throws {
         try tx.update(try Self.row(of: state, path: path), in: EventStoreSchema.State.name, key: EventStoreSchema.stateKey)
     }
 
-    private func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
+    func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
         let payload: Data
         do { payload = try EventPayloadCoding.encode(event) } catch {
             throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")
@@ -318,7 +319,7 @@ final class EventStore: Sendable {
 
     // MARK: Rows
 
-    private static func eventKey(_ id: EventID, in snapshot: Snapshot) throws -> Int64? {
+    static func eventKey(_ id: EventID, in snapshot: Snapshot) throws -> Int64? {
         try snapshot.queryKeys(IndexQuery(table: EventStoreSchema.Event.name, index: EventStoreSchema.Event.byID,
                                           equal: [.string(id.store.description), .int(id.revision)], limit: 1)).first
     }

@@ -1,0 +1,143 @@
+import Foundation
+
+/// Sends this store's new events to the cloud and registers the store (§9 step 8, §12.4).
+///
+/// Events go in count order, in batches: each file is staged in the transit folder, uploaded (atomic),
+/// and once the whole batch is up its events are marked exported in one commit. A kill between an
+/// upload and its commit leaves the event unexported; the next run uploads the same name with the same
+/// bytes (the file is a pure function of the stored payload, I1), so peers see no change and nothing
+/// is duplicated.
+///
+/// A name of this store that is already in the cloud with other bytes — a whole, valid file, not a
+/// damaged copy of ours — was written by another device using this store's identity (a restored
+/// backup): ``SyncError/storeIdentityCollision(storeID:)``, after which the store must be deleeched.
+final class Exporter: Sendable {
+    struct Report: Hashable, Sendable {
+        /// Events marked exported by this run, in count order.
+        var exported: [EventID] = []
+        /// Names uploaded.
+        var uploaded: [String] = []
+        /// Names found in the cloud with exactly the bytes of this store's copy (an export killed
+        /// before its commit), marked exported without an upload.
+        var alreadyPresent: [String] = []
+        /// Damaged copies of this store's files that were replaced.
+        var replaced: [String] = []
+        /// Whether this run wrote the registration (or found it written) and moved the store to registered.
+        var registered = false
+    }
+
+    let fileSystem: any CloudFileSystem
+    let layout: CloudLayout
+    let eventStore: EventStore
+    let transit: TransitDirectories
+    let registration: RegistrationInfo
+    let batchSize: Int
+    let partPayloadLimit: Int
+
+    init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
+         registration: RegistrationInfo = RegistrationInfo(), batchSize: Int = 20,
+         partPayloadLimit: Int = SyncConstants.maximumPartPayload) {
+        self.fileSystem = fileSystem
+        self.layout = layout
+        self.eventStore = eventStore
+        self.transit = transit
+        self.registration = registration
+        self.batchSize = max(1, batchSize)
+        self.partPayloadLimit = max(1, partPayloadLimit)
+    }
+
+    /// Exports every local unexported event, then writes the registration if the store is leeched but not
+    /// registered yet. `snapshot` is this merge's listing, which the collision checks read.
+    ///
+    /// A cloud error stops the run after committing the batches fully uploaded; the rest goes next merge.
+    /// - Throws: `SyncError.storeIdentityCollision` (deleech the store); `.cloud`; `.eventStore`.
+    func export(against snapshot: CloudSnapshot) async throws(SyncError) -> Report {
+        var report = Report()
+        let state: EventStoreState
+        let events: [StoredEventPayload]
+        do {
+            state = try eventStore.state()
+            events = try eventStore.unexportedEventPayloads()
+        } catch {
+            throw SyncError(error)
+        }
+        // A revision of this store that it has not made yet can only be another device's.
+        for case let .event(_, store, revision, _) in snapshot.events where store == state.storeID && revision >= state.nextRevision {
+            throw .storeIdentityCollision(storeID: state.storeID.description)
+        }
+
+        var batch: [EventID] = []
+        func commit() throws(SyncError) {
+            guard !batch.isEmpty else { return }
+            do { try eventStore.markExported(batch) } catch { throw SyncError(error) }
+            report.exported += batch
+            batch = []
+        }
+        for event in events {
+            let files = EventFileParts.files(id: event.id, globalCount: event.globalCount, payload: event.payload,
+                                             partPayloadLimit: partPayloadLimit)
+            do {
+                for (name, bytes) in files { try await put(name, bytes, snapshot: snapshot, store: state.storeID, report: &report) }
+            } catch {
+                try commit()
+                throw error
+            }
+            batch.append(event.id)
+            if batch.count >= batchSize { try commit() }
+        }
+        try commit()
+
+        if state.leechState == .leeched {
+            try await register(state.storeID, snapshot: snapshot)
+            report.registered = true
+        }
+        return report
+    }
+
+    /// Uploads `bytes` as `name` unless the cloud already has exactly them.
+    private func put(_ name: CloudFileName, _ bytes: Data, snapshot: CloudSnapshot, store: StoreID,
+                     report: inout Report) async throws(SyncError) {
+        let path = layout.path(for: name)
+        if snapshot.contains(name) {
+            let remote: Data?
+            do { remote = try await transit.fetch(path, name: name.fileName, from: fileSystem) } catch .notFound {
+                remote = nil
+            } catch {
+                throw .cloud(error)
+            }
+            if let remote {
+                if remote == bytes {
+                    report.alreadyPresent.append(name.fileName)
+                    return
+                }
+                // A whole file of ours with other contents: someone else writes under our identity. A
+                // damaged copy (truncated, a flipped byte) is ours to replace.
+                if (try? EventFile(decoding: remote, name: name.fileName)) != nil {
+                    throw .storeIdentityCollision(storeID: store.description)
+                }
+                report.replaced.append(name.fileName)
+            }
+        }
+        try await upload(bytes, name: name)
+        report.uploaded.append(name.fileName)
+    }
+
+    private func register(_ store: StoreID, snapshot: CloudSnapshot) async throws(SyncError) {
+        let name = CloudFileName.registration(store: store)
+        if !snapshot.contains(name) {
+            let file = StoreRegistration(store: store, ensemble: layout.ensembleIdentifier, registeredAt: Date(),
+                                         persistentStoreUUID: registration.persistentStoreUUID,
+                                         modelHash: registration.modelHash, library: StoreRegistration.libraryName)
+            let bytes: Data
+            do { bytes = try file.encoded() } catch { throw .eventStore("cannot encode the registration: \(error)") }
+            try await upload(bytes, name: name)
+        }
+        do { try eventStore.setLeechState(.registered) } catch { throw SyncError(error) }
+    }
+
+    private func upload(_ bytes: Data, name: CloudFileName) async throws(SyncError) {
+        let staged = try transit.stageUpload(bytes, name: name.fileName)
+        defer { try? FileManager.default.removeItem(at: staged) }
+        do { try await fileSystem.uploadLocalFile(at: staged, toPath: layout.path(for: name)) } catch { throw .cloud(error) }
+    }
+}
