@@ -385,4 +385,38 @@ import Testing
         #expect(caughtUp.joined.count == 1)
         #expect(ledgerA == overlay)
     }
+
+    @Test func theMergesListingDrivesTheRebaseAndTheJoin() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, aEvents, bEvents) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        let now = Date()
+        // B registered two days ago; C forty days ago and silent since.
+        for (store, date) in [(Self.b, now - 2 * 86_400), (Self.c, now - 40 * 86_400)] {
+            let registration = StoreRegistration(store: store, ensemble: "library", registeredAt: date, library: StoreRegistration.libraryName)
+            let url = try localFile(try registration.encoded(), in: deviceA.upload)
+            try await cloud.uploadLocalFile(at: url, toPath: layout.path(for: .registration(store: store)))
+        }
+        let snapshot = try await CloudSnapshot.take(of: cloud, layout: layout)
+        let dates = try await snapshot.registrationDates(fileSystem: cloud, layout: layout, directory: deviceA.download, now: now)
+        #expect(dates.count == 2)
+        #expect(abs((dates[Self.c] ?? now).timeIntervalSince(now - 40 * 86_400)) < 1)
+
+        let suppressed = try await deviceA.rebaser(cloud).rebaseIfNeeded(policy: .default, force: true, suppress: true, snapshot: snapshot,
+                                                                          downloadDirectory: deviceA.download, now: now)
+        #expect(suppressed == nil)
+        let outcome = try #require(try await deviceA.rebaser(cloud).rebaseIfNeeded(
+            policy: .default, force: true, snapshot: snapshot, downloadDirectory: deviceA.download, now: now))
+        #expect(Set(outcome.removedEvents) == Set((aEvents.prefix(3) + bEvents).map(Self.eventName)))
+
+        // A new device joins from the next listing.
+        let deviceC = try Device(Self.c)
+        defer { deviceC.close() }
+        var overlay = Ledger()
+        let joined = try await deviceC.integrator(cloud).integrate(try await CloudSnapshot.take(of: cloud, layout: layout), into: &overlay,
+                                                                   integrated: RevisionVector())
+        #expect(joined.joined.map(\.summary) == [outcome.baseline])
+        #expect(overlay == (try deviceA.store.loadLedger()))
+    }
 }
