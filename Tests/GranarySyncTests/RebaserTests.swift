@@ -419,4 +419,28 @@ import Testing
         #expect(joined.joined.map(\.summary) == [outcome.baseline])
         #expect(overlay == (try deviceA.store.loadLedger()))
     }
+
+    @Test func aBaselineCoveringRevisionsThisStoreNeverMadeIsAnIdentityCollision() async throws {
+        let cloud = try await Self.cloud()
+        let (deviceA, _, _) = try await Self.history(cloud)
+        defer { deviceA.close() }
+        let layout = try Self.layout()
+        _ = try await deviceA.rebaser(cloud).rebase(cutoff: RevisionVector(), eventNames: [], baselineNames: [])
+        // A second device with A's store ID (a restored backup of A, behind it).
+        let copy = try Device(Self.a)
+        defer { copy.close() }
+        try copy.record([.insert(Self.book(9))])
+        var overlay = try copy.store.loadLedger()
+        let names = try await Self.names(in: layout.baselinesDirectory, of: cloud)
+        let integrated = try copy.store.state().integrated
+        let integrator = try copy.integrator(cloud)
+        do throws(SyncError) {
+            _ = try await integrator.integrate(names, into: &overlay, integrated: integrated)
+            Issue.record("a baseline with revisions this store never made was joined")
+        } catch {
+            guard case let .storeIdentityCollision(storeID) = error else { Issue.record("\(error)"); return }
+            #expect(storeID == Self.a.description)
+        }
+        #expect(overlay == (try copy.store.loadLedger()))
+    }
 }

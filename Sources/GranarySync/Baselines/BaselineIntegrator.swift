@@ -31,11 +31,17 @@ struct BaselineIntegrator: Sendable {
     /// of `baselines/`) that is complete, not yet recorded here and not covered by `integrated`, oldest
     /// first; records those found covered in the event store.
     /// - Throws: `SyncError.cloud` when the cloud fails, `.eventStore` for the event store or the local
-    ///   transit files. A damaged file is not an error (`Result.refused`).
+    ///   transit files, `.storeIdentityCollision` for a baseline covering revisions of this store that it
+    ///   has not made (another device uses its identity). A damaged file is not an error (`Result.refused`).
     func integrate(_ names: [CloudFileName], into overlay: inout Ledger, integrated: RevisionVector) async throws(SyncError) -> Result {
         var result = Result(integrated: integrated)
-        let known: [String: BaselineRecord]
-        do { known = try eventStore.baselineRecords() } catch { throw SyncError(error) }
+        let known: [String: BaselineRecord], state: EventStoreState
+        do {
+            known = try eventStore.baselineRecords()
+            state = try eventStore.state()
+        } catch {
+            throw SyncError(error)
+        }
         var groups: [String: [CloudFileName]] = [:]
         for name in names { if let stem = BaselineSummary.stem(of: name) { groups[stem, default: []].append(name) } }
         let candidates = groups.compactMap { stem, parts -> (stem: String, count: Int64, parts: [CloudFileName])? in
@@ -65,6 +71,11 @@ struct BaselineIntegrator: Sendable {
                 var files = [(name: candidate.parts[0], bytes: first)]
                 for name in candidate.parts.dropFirst() { files.append((name, try await download(name))) }
                 let baseline = try BaselineFile.decode(parts: files)
+                // Revisions of this store that it never made: another device has its identity (a restored
+                // backup). Joining would make the next local event reuse a revision.
+                guard baseline.vector[state.storeID] < state.nextRevision else {
+                    throw SyncError.storeIdentityCollision(storeID: state.storeID.description)
+                }
                 result.integrated = BaselineJoiner.join(baseline, into: &overlay, integrated: result.integrated)
                 result.globalCount = max(result.globalCount, baseline.globalCount)
                 result.joined.append(BaselineRecord(summary: baseline.summary, parts: files.count,
