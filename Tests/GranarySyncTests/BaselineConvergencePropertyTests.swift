@@ -91,4 +91,10 @@ import Testing
             Self.check(seed: seed, steps: 60)
         }
     }
+
+    @Test func longHistoriesWithManyRebasesConvergeToo_M32() async {
+        await propertyCheck(count: 15, input: Gen.int(in: 0...Int.max)) { seed in
+            Self.check(seed: seed, steps: 160)
+        }
+    }
 }
