@@ -206,7 +206,12 @@ import Testing
         let names = try await Self.names(in: layout.baselinesDirectory, of: cloud)
         let result = try await deviceC.integrator(cloud).integrate(names, into: &overlay, integrated: before)
         #expect(result.joined.map(\.summary) == [outcome.baseline])
+        #expect(result.baselines.map(\.summary) == [outcome.baseline])
         #expect(result.refused.isEmpty && result.incomplete.isEmpty)
+        // Joined again into the ledger it came from (a merge retrying), it changes nothing more.
+        var rejoined = overlay
+        for baseline in result.baselines { _ = BaselineJoiner.join(baseline, into: &rejoined, integrated: result.integrated) }
+        #expect(rejoined == overlay)
         #expect(result.integrated == before.joined(with: outcome.baseline.vector))
         try deviceC.store.commit(EventStoreStep(ledgerObjects: Array(overlay.objects.values), joinedBaselines: result.joined))
 

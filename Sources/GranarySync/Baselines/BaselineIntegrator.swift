@@ -17,6 +17,10 @@ struct BaselineIntegrator: Sendable {
     struct Result: Sendable {
         /// The baselines joined into the overlay, for the finalize step.
         var joined: [BaselineRecord] = []
+        /// The same baselines whole, in the order joined: a merge that must start again from a newer
+        /// ledger (after a retry's capture) joins them into it again, which `BaselineJoiner` makes
+        /// idempotent.
+        var baselines: [Baseline] = []
         /// The vector the overlay is now the fold of: the integrated vector joined with the baselines'.
         var integrated: RevisionVector
         /// The largest global count among the joined baselines (0 when none).
@@ -78,6 +82,7 @@ struct BaselineIntegrator: Sendable {
                 }
                 result.integrated = BaselineJoiner.join(baseline, into: &overlay, integrated: result.integrated)
                 result.globalCount = max(result.globalCount, baseline.globalCount)
+                result.baselines.append(baseline)
                 result.joined.append(BaselineRecord(summary: baseline.summary, parts: files.count,
                                                     bytes: Int64(files.reduce(0) { $0 + $1.bytes.count }), role: .joined))
             } catch let error as EventFileError {
