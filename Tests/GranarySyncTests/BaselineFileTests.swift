@@ -51,6 +51,15 @@ import Testing
             #expect(try CloudFileName.parse(name.fileName) == name)
         }
         #expect(several.parts.map(\.name) == baseline.summary.fileNames(parts: several.parts.count))
+
+        // Past nine parts the header's part number takes a digit more: still within the limit.
+        let many = try Self.roundTrip(baseline, maximumPayload: 1100)
+        #expect(many.parts.count >= 10)
+        #expect(many.baseline == baseline)
+        for (name, bytes) in many.parts {
+            let payload = try EventFile(decoding: bytes, name: name.fileName).payload
+            #expect(payload.count <= 1100, "part \(name) has \(payload.count) bytes of payload")
+        }
     }
 
     @Test func theBytesDependOnlyOnTheLedger() throws {

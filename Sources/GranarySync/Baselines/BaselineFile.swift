@@ -177,6 +177,7 @@ struct BaselineWriter {
     private var written: [(url: URL, size: Int)] = []
     private var body = Data()
     private var objectsInPart = 0
+    private var currentPrefix: Data?
 
     /// A writer of `summary`'s parts into `directory` (which must exist), each payload at most
     /// `maximumPayload` bytes.
@@ -191,16 +192,17 @@ struct BaselineWriter {
     ///   than a part; `SyncError.eventStore` naming the file when a part cannot be written.
     mutating func append(_ object: LedgerObject) throws(SyncError) {
         let json: Data
-        do { json = try EventPayloadCoding.encode(BaselineFile.Object(object)) } catch { throw .dataCorruption("baseline \(summary.stem): \(error)") }
-        let part = written.count + 1
-        let overhead = try prefix(part: part).count + Self.suffix.count
-        guard overhead + json.count <= maximumPayload else {
-            throw .dataCorruption("baseline \(summary.stem): \(object.key) takes \(json.count) bytes, more than a part holds")
+        do { json = try EventPayloadCoding.encode(BaselineFile.Object(object)) } catch {
+            throw .dataCorruption("baseline \(summary.stem): \(error)")
         }
-        if objectsInPart > 0 && overhead + body.count + 1 + json.count > maximumPayload {
+        if objectsInPart > 0, try payloadSize(adding: json) > maximumPayload {
             try flush()
             body = Data()
             objectsInPart = 0
+            currentPrefix = nil
+        }
+        guard try payloadSize(adding: json) <= maximumPayload else {
+            throw .dataCorruption("baseline \(summary.stem): \(object.key) takes \(json.count) bytes, more than a part holds")
         }
         if objectsInPart > 0 { body.append(UInt8(ascii: ",")) }
         body.append(json)
@@ -215,19 +217,29 @@ struct BaselineWriter {
         return zip(names, written).map { PartFile(name: $0, url: $1.url, size: $1.size) }
     }
 
+    /// The payload size of the current part with `json` added.
+    private mutating func payloadSize(adding json: Data) throws(SyncError) -> Int {
+        try prefix().count + body.count + (objectsInPart > 0 ? 1 : 0) + json.count + Self.suffix.count
+    }
+
     private static let suffix = Data("]}".utf8)
 
-    private func prefix(part: Int) throws(SyncError) -> Data {
+    /// The current part's payload up to its first object, made once per part (the header holds the part
+    /// number, and encoding it for every object would cost more than the objects).
+    private mutating func prefix() throws(SyncError) -> Data {
+        if let currentPrefix { return currentPrefix }
         let header: Data
-        do { header = try EventPayloadCoding.encode(BaselineFile.Header(summary, part: part)) } catch {
+        do { header = try EventPayloadCoding.encode(BaselineFile.Header(summary, part: written.count + 1)) } catch {
             throw .dataCorruption("baseline \(summary.stem): \(error)")
         }
-        return Data("{\"header\":".utf8) + header + Data(",\"objects\":[".utf8)
+        let prefix = Data("{\"header\":".utf8) + header + Data(",\"objects\":[".utf8)
+        currentPrefix = prefix
+        return prefix
     }
 
     private mutating func flush() throws(SyncError) {
         let part = written.count + 1
-        let payload = try prefix(part: part) + body + Self.suffix
+        let payload = try prefix() + body + Self.suffix
         let bytes = EventFile(kind: .baselinePart, payload: payload).encoded()
         let url = directory.appendingPathComponent("\(summary.stem).part\(part)")
         do {
