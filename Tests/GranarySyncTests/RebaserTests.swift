@@ -263,6 +263,12 @@ import Testing
         let incomplete = try await deviceC.integrator(cloud).integrate(Array(names.dropLast()), into: &overlay, integrated: RevisionVector())
         #expect(incomplete.joined.isEmpty && incomplete.incomplete == [outcome.baseline.stem])
 
+        // Listed, then removed by another device's rebase before the download: skipped, not an error.
+        let gone = BaselineSummary(id: UUID(), writer: Self.b, globalCount: 1, vector: RevisionVector([Self.b: 1]))
+        let vanished = try await deviceC.integrator(cloud).integrate([gone.fileName(part: nil)], into: &overlay, integrated: RevisionVector())
+        #expect(vanished.joined.isEmpty && vanished.vanished == [gone.stem])
+        #expect(overlay == Ledger())
+
         // The writer's copy again (its self-healing re-upload): now it joins.
         let url = try localFile(good, in: deviceC.upload)
         try await cloud.uploadLocalFile(at: url, toPath: secondPath)

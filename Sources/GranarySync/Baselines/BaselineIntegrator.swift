@@ -29,6 +29,8 @@ struct BaselineIntegrator: Sendable {
         var refused: [String: EventFileError] = [:]
         /// Baselines whose parts are not all listed yet, by stem.
         var incomplete: [String] = []
+        /// Baselines listed but gone when downloaded (another device's rebase removed them), by stem.
+        var vanished: [String] = []
     }
 
     /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing
@@ -87,6 +89,9 @@ struct BaselineIntegrator: Sendable {
                                                     bytes: Int64(files.reduce(0) { $0 + $1.bytes.count }), role: .joined))
             } catch let error as EventFileError {
                 result.refused[candidate.stem] = error
+            } catch SyncError.cloud(.notFound) {
+                // Dominated and removed since the listing: a newer baseline covers what it held.
+                result.vanished.append(candidate.stem)
             } catch let error as SyncError {
                 throw error
             } catch {
