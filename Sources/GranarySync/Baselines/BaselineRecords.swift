@@ -17,7 +17,8 @@ struct BaselineRecord: Hashable, Sendable {
 
     var summary: BaselineSummary
     var parts: Int
-    /// The bytes of all its files.
+    /// The bytes of its files this store wrote or downloaded (only the first part's for one it merely
+    /// saw covered).
     var bytes: Int64
     var role: Role
 }
