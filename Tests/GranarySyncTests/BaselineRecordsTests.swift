@@ -27,6 +27,9 @@ import Testing
         let records = try store.baselineRecords()
         #expect(records.count == 1)
         #expect(records[first.stem] == BaselineRecord(summary: first, parts: 2, bytes: 900, role: .joined))
+        // Also as JSON, for a merge's pending record.
+        let record = try #require(records[first.stem])
+        #expect(try EventPayloadCoding.decode(BaselineRecord.self, from: try EventPayloadCoding.encode(record), name: "pending") == record)
     }
 
     @Test func aJoinedBaselineRaisesTheCountersAndIntegratesTheDownloadedEventsItCovers_M2_M32() throws {
