@@ -40,6 +40,17 @@ struct BaselineIntegrator: Sendable {
     ///   transit files, `.storeIdentityCollision` for a baseline covering revisions of this store that it
     ///   has not made (another device uses its identity). A damaged file is not an error (`Result.refused`).
     func integrate(_ names: [CloudFileName], into overlay: inout Ledger, integrated: RevisionVector) async throws(SyncError) -> Result {
+        let result = try await fetch(names, integrated: integrated)
+        var vector = integrated
+        for baseline in result.baselines { vector = BaselineJoiner.join(baseline, into: &overlay, integrated: vector) }
+        return result
+    }
+
+    /// What `integrate(_:into:integrated:)` does without a ledger: the baselines to join, read and
+    /// checked, with the vector and count they bring (for a caller that joins them into a ledger it loads
+    /// itself, as the merge does on each attempt).
+    /// - Throws: as `integrate(_:into:integrated:)`.
+    func fetch(_ names: [CloudFileName], integrated: RevisionVector) async throws(SyncError) -> Result {
         var result = Result(integrated: integrated)
         let known: [String: BaselineRecord], state: EventStoreState
         do {
@@ -82,7 +93,7 @@ struct BaselineIntegrator: Sendable {
                 guard baseline.vector[state.storeID] < state.nextRevision else {
                     throw SyncError.storeIdentityCollision(storeID: state.storeID.description)
                 }
-                result.integrated = BaselineJoiner.join(baseline, into: &overlay, integrated: result.integrated)
+                result.integrated = result.integrated.joined(with: baseline.vector)
                 result.globalCount = max(result.globalCount, baseline.globalCount)
                 result.baselines.append(baseline)
                 result.joined.append(BaselineRecord(summary: baseline.summary, parts: files.count,
