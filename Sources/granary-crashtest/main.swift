@@ -16,6 +16,8 @@
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
 //   granary-crashtest sync-rebase <directory>
 //       records, exports and rebases on a shared folder (see RebaseChild.swift)
+//   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
+//       saves and merges one device of a synced pair (see EnsembleChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -33,6 +35,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runHistoryChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "upload" {
     runUploadChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-device" {
+    runEnsembleChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-events" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-rebase" {
