@@ -18,6 +18,8 @@
 //       integrates remote events into a store through GranarySync's merge (see MergeChild.swift)
 //   granary-crashtest sync-capture <directory>
 //       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
+//   granary-crashtest sync-rebase <directory>
+//       records, exports and rebases on a shared folder (see RebaseChild.swift)
 //   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
 //       saves and merges one device of a synced pair (see EnsembleChild.swift)
 import Foundation
@@ -45,6 +47,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runMergeChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-capture" {
     runCaptureChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-rebase" {
+    runRebaseChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }
