@@ -14,6 +14,8 @@
 //       uploads into a shared folder (see UploadChild.swift)
 //   granary-crashtest sync-events <event-store-directory>
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
+//   granary-crashtest sync-merge <directory>
+//       integrates remote events into a store through GranarySync's merge (see MergeChild.swift)
 //   granary-crashtest sync-capture <directory>
 //       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
 //   granary-crashtest sync-rebase <directory>
@@ -41,6 +43,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runEnsembleChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-events" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-merge" {
+    runMergeChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-capture" {
     runCaptureChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-rebase" {

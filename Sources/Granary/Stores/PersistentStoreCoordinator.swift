@@ -237,6 +237,44 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return outcome
     }
 
+    /// One row a save writes.
+    private struct RowWrite {
+        var row: Row
+        var table: String
+        var key: Int64
+        var isInsert: Bool
+    }
+
+    /// Writes rows in rounds, a write that breaks a unique index waiting for the others: the save's end
+    /// state passed the uniqueness check, but the engine checks each write as it comes, so a row taking
+    /// the value another row of the save gives up (a chain of renames, an insert of a renamed object's
+    /// old value) must come after it. A round that writes nothing leaves a cycle (two rows swapping
+    /// values): one of its rows is taken out and written back last, under its own key, which the engine
+    /// reports as the update it is. Only inserts left blocked fail, with the first violation.
+    private static func writeInRounds(_ writes: [RowWrite], in tx: WriteTransaction) throws {
+        var pending = writes
+        while !pending.isEmpty {
+            var deferred: [RowWrite] = []
+            var first: StorageError?
+            for w in pending {
+                do {
+                    if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
+                } catch let error as StorageError {
+                    guard case .uniqueViolation = error else { throw error }
+                    deferred.append(w)
+                    first = first ?? error
+                }
+            }
+            if deferred.count == pending.count, let first {
+                guard let cycle = deferred.firstIndex(where: { !$0.isInsert }) else { throw first }
+                try tx.delete(from: deferred[cycle].table, key: deferred[cycle].key)
+                deferred[cycle].isInsert = true
+                deferred.append(deferred.remove(at: cycle))
+            }
+            pending = deferred
+        }
+    }
+
     static func translate(_ error: StorageError, store: PersistentStore) -> Error {
         if case .uniqueViolation(let table, let index, let value) = error {
             let entity = store.mapping.table(named: table)?.entityNames.first ?? table
@@ -398,8 +436,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             // exist. The graph pass would find nothing to finish (it was a quarter of a big insert).
             linksChange = false
         }
+        // With unique indexes, the order of writes matters (see `writeInRounds`); without, the save's own.
+        let hasUniqueIndexes = store.mapping.tables.contains { $0.schema.indexes.contains(where: \.isUnique) }
         guard linksChange else {
             // No relationship set, changed or deleted: nothing to finish at the other ends.
+            if hasUniqueIndexes {
+                try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
+                try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+                return
+            }
             for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
             for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
             return
@@ -415,32 +460,47 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         try graph.run()
 
+        // Deleted rows go first: a row the save inserts or updates may take a unique value that a row it
+        // deletes still holds (the uniqueness check already counted that row as gone), and the engine's
+        // unique index checks each write as it comes.
+        for ref in graph.deleted {
+            guard let table = snapshot.tableName(for: ref.table) else { continue }
+            try tx.delete(from: table, key: ref.key)
+        }
         // The working set holds the save's rows first, in the order they were added: inserts, then
         // updates; then the rows the pass loaded.
         var touched: [(RowReference, TableMapping)] = []
+        var deferredUpdates: [RowWrite] = [], deferredInserts: [RowWrite] = []
+        func write(_ w: RowWrite) throws {
+            if !hasUniqueIndexes {
+                if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
+            } else if w.isInsert {
+                deferredInserts.append(w)
+            } else {
+                deferredUpdates.append(w)
+            }
+        }
         for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
             switch entry.origin {
             case .inserted:
                 let p = inserts[k]
                 assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                try tx.insert(entry.row, into: p.table, key: p.ref.key)
+                try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true))
             case .updated:
                 let p = updates[k - inserts.count]
                 assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                try tx.update(entry.row, in: p.table, key: p.ref.key)
+                try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
             case .repaired:
                 guard entry.touched else { continue }
                 var row = entry.row
                 guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
                 row[StorageMapping.versionColumn] = .int(version + 1)
-                try tx.update(row, in: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key)
+                try write(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
             }
             if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
         }
-        for ref in graph.deleted {
-            guard let table = snapshot.tableName(for: ref.table) else { continue }
-            try tx.delete(from: table, key: ref.key)
-        }
+        try writeInRounds(deferredUpdates, in: tx)
+        try writeInRounds(deferredInserts, in: tx)
         for (ref, entityName) in graph.cascaded {
             outcome.cascadedDeletes.append(ManagedObjectID(entityName: entityName, store: store.identifier, key: ref.key))
         }

@@ -175,7 +175,7 @@ struct MergeContextWriter {
                 guard let attribute = entity.attributesByName[name] else {
                     throw .dataCorruption("\(entity.name) has no attribute \(name), which the ledger holds")
                 }
-                if !object.isInserted, try MergeValues.syncValue(of: try get(object, name), attribute: attribute) == value { continue }
+                if !object.isInserted, try AttributeValueReader.value(of: attribute, in: object) == value { continue }
                 try set(object, name, try MergeValues.objectValue(value, attribute: attribute))
             }
             for name in shape.toOnes.keys.sorted() {

@@ -10,7 +10,8 @@ import Granary
 /// events downloaded and waiting (M25).
 struct MergeIntegrator {
     /// What a leech adds to its first merge (§8.3): the seed event's changes, the local rows of keys it
-    /// maps, and the history token the local data was read at.
+    /// maps, and the history token (as `HistoryReader.encode` writes it) the local data was read at; made
+    /// from `SeedBuilder.build`'s `Seed`.
     struct Seed: Sendable {
         var changes: [ObjectChange]
         var localKeys: [ObjectKey: Int64]
@@ -67,8 +68,11 @@ struct MergeIntegrator {
     /// Called before each attempt after a save race: the caller captures the local save that raced, so
     /// the next projection includes it instead of overwriting it (M31).
     var beforeRetry: (() throws(SyncError) -> Void)?
-    /// Called after the pending record is committed and before the store save (crash tests).
-    var afterPendingRecord: (() -> Void)?
+    /// Called after the pending record is committed, before the store save; and after the save, before
+    /// finalize. Throwing stops the merge on the spot, leaving the pending record as a kill there would
+    /// (recovery and crash tests).
+    var afterPendingRecord: (() throws(SyncError) -> Void)?
+    var afterStoreSave: (() throws(SyncError) -> Void)?
     /// Baselines to join before the events (§9 step 6, M32), from `BaselineIntegrator.fetch`; joined
     /// into the ledger each attempt loads, and recorded by the finalize.
     var baselines: BaselineIntegrator.Result?
@@ -83,7 +87,8 @@ struct MergeIntegrator {
     }
 
     /// Integrates `events` (ready events in position order; any whose past is missing wait) and, for a
-    /// leech, the seed `seed` makes from the ledger with the cloud's events applied; `leechState` is
+    /// leech, the seed `seed` makes from the ledger with the cloud's events applied (its changes become
+    /// the seed event, its rows are mapped, its token becomes the capture cursor); `leechState` is
     /// committed with the finalize.
     /// - Throws: `SyncError.mergeCancelled` (shouldSave said no), `.mergeValidationFailed` (still
     ///   invalid after the hooks), `.storeBusy` (local saves raced every attempt), `.eventStore`,
@@ -146,6 +151,9 @@ struct MergeIntegrator {
             outcome.integrated.append(event.id)
             hadChanges = hadChanges || !event.changes.isEmpty
         }
+
+        // Nothing to integrate and no seed: no commit at all, which is most of what polling costs (S3).
+        if outcome.integrated.isEmpty && seed == nil && joinedBaselines.isEmpty { return .done(outcome) }
 
         var nextRevision = state.nextRevision
         // Above every event and joined baseline (M2): the finalize raises the counter to the baselines' too.
@@ -247,9 +255,9 @@ struct MergeIntegrator {
             do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
             return .done(outcome)
         }
-        pending.tokenBefore = try MergeRecovery.currentToken(coordinator: coordinator, store: store)
+        pending.tokenBefore = try HistoryReader.encode(try HistoryReader(coordinator: coordinator, store: store).currentToken())
         do { try eventStore.recordPendingMerge(pending) } catch { throw SyncError(error) }
-        afterPendingRecord?()
+        try afterPendingRecord?()
 
         var saved = ContextChanges()
         var failure: Error?
@@ -272,6 +280,7 @@ struct MergeIntegrator {
             }
         }
         // The save committed: from here a failure leaves the pending record for recovery to finalize.
+        try afterStoreSave?()
         do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
         outcome.changes = saved
         return .done(outcome)

@@ -24,7 +24,7 @@ enum MergeRecovery {
     /// Resolves the pending merge of `eventStore`, if any, against the history of `store` (read
     /// through `coordinator`).
     /// - Throws: `SyncError.eventStore` when the event store cannot be read or written,
-    ///   `.storeSave` when the history cannot be read for another reason than a purge.
+    ///   `.storeRead` when the history cannot be read for another reason than a purge.
     static func recover(_ eventStore: EventStore, coordinator: PersistentStoreCoordinator,
                         store: PersistentStore) throws(SyncError) -> Outcome {
         let pending: PendingMerge?
@@ -50,33 +50,11 @@ enum MergeRecovery {
 
     /// Whether the store's history holds the save of `pending`; nil when history after its token was
     /// purged, so nobody can tell.
-    /// - Throws: `SyncError.dataCorruption` for an unreadable token; `.storeSave` when history cannot
+    /// - Throws: `SyncError.dataCorruption` for an unreadable token; `.storeRead` when history cannot
     ///   be read.
     static func saveCommitted(_ pending: PendingMerge, coordinator: PersistentStoreCoordinator,
                               store: PersistentStore) throws(SyncError) -> Bool? {
-        var token: PersistentHistoryToken?
-        if let data = pending.tokenBefore {
-            do { token = try JSONDecoder().decode(PersistentHistoryToken.self, from: data) } catch {
-                throw .dataCorruption("the history token of pending merge \(pending.mergeID) does not decode: \(error)")
-            }
-        }
-        var request = PersistentHistoryChangeRequest.fetchHistory(after: token)
-        request.author = SyncConstants.mergeAuthor
-        request.affectedStores = [store]
-        do {
-            return try coordinator.execute(request).transactions.contains { $0.contextName == pending.contextName }
-        } catch PersistentHistoryError.tokenExpired {
-            return nil
-        } catch {
-            throw .storeSave("reading the history of \(store.url?.path ?? "the store") for pending merge \(pending.mergeID) failed: \(error)")
-        }
-    }
-
-    /// The JSON of the store's current history token, as a pending record keeps it.
-    static func currentToken(coordinator: PersistentStoreCoordinator, store: PersistentStore) throws(SyncError) -> Data? {
-        guard let token = coordinator.currentPersistentHistoryToken(fromStores: [store]) else { return nil }
-        do { return try JSONEncoder().encode(token) } catch {
-            throw .dataCorruption("the store's history token does not encode: \(error)")
-        }
+        let history = HistoryReader(coordinator: coordinator, store: store)
+        return try history.containsTransaction(contextName: pending.contextName, after: try history.decode(pending.tokenBefore))
     }
 }

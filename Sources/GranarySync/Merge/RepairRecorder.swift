@@ -70,7 +70,7 @@ struct RepairRecorder {
         }
         for name in shape.attributes where names?.contains(name) ?? true {
             guard let attribute = object.entity.attributesByName[name] else { continue }
-            change.attributes[name] = .some(try MergeValues.syncValue(of: try value(name), attribute: attribute))
+            change.attributes[name] = .some(try AttributeValueReader.value(of: attribute, in: object))
         }
         for name in shape.toOnes.keys where names?.contains(name) ?? true {
             if let target = try value(name) as? ManagedObject {

@@ -8,19 +8,26 @@ import Granary
 /// with a row the ledger does not know (a local save not yet captured) is the store's to report, as a
 /// constraint conflict the merge retries after capturing that save (M31).
 struct UniquenessResolver {
-    /// Entity name → its uniqueness constraints, each the property names of one constraint.
-    let constraints: [String: [[String]]]
+    /// One uniqueness constraint as an entity sees it: the entity declaring it (objects of its
+    /// sub-entities share it, as Granary checks them) and its property names.
+    struct Constraint: Hashable {
+        var owner: String
+        var properties: [String]
+    }
+
+    /// Entity name → the constraints its objects are bound by, its own and its ancestors'.
+    let constraints: [String: [Constraint]]
 
     init(model: ManagedObjectModel) {
-        var constraints: [String: [[String]]] = [:]
+        var constraints: [String: [Constraint]] = [:]
         for entity in model.entities {
-            var own = entity.uniquenessConstraints
-            var parent = entity.superentity
-            while let ancestor = parent {
-                own += ancestor.uniquenessConstraints
-                parent = ancestor.superentity
+            var all: [Constraint] = []
+            var next: EntityDescription? = entity
+            while let current = next {
+                all += current.uniquenessConstraints.map { Constraint(owner: current.name, properties: $0) }
+                next = current.superentity
             }
-            if !own.isEmpty { constraints[entity.name] = own }
+            if !all.isEmpty { constraints[entity.name] = all }
         }
         self.constraints = constraints
     }
@@ -46,9 +53,9 @@ struct UniquenessResolver {
         var buckets: [[AnyHashable]: [ObjectKey]] = [:]
         for key in projection.objects.keys.sorted() {
             guard let entityConstraints = constraints[key.entity], let object = projection.objects[key] else { continue }
-            for (index, constraint) in entityConstraints.enumerated() {
-                var parts: [AnyHashable] = [AnyHashable(key.entity), AnyHashable(index)]
-                for name in constraint {
+            for constraint in entityConstraints {
+                var parts: [AnyHashable] = [AnyHashable(constraint)]
+                for name in constraint.properties {
                     if let value = object.attributes[name] ?? nil {
                         parts.append(AnyHashable(Part.value(value)))
                     } else if let target = object.toOnes[name] ?? nil {
@@ -56,7 +63,7 @@ struct UniquenessResolver {
                     }
                 }
                 // An object with a nil among the constrained values is exempt, as Granary has it.
-                guard parts.count == constraint.count + 2 else { continue }
+                guard parts.count == constraint.properties.count + 1 else { continue }
                 buckets[parts, default: []].append(key)
             }
         }
@@ -66,9 +73,9 @@ struct UniquenessResolver {
                 if a != b { parent[max(a, b)] = min(a, b) }
             }
         }
+        // Each collision group by its root, the root included.
         var groups: [ObjectKey: [ObjectKey]] = [:]
-        for key in parent.keys.sorted() { groups[root(key), default: []].append(key) }
-        for key in groups.keys where !(groups[key]?.contains(key) ?? false) { groups[key]?.append(key) }
+        for key in parent.keys.sorted() { groups[root(key), default: [root(key)]].append(key) }
         var changes: [ObjectChange] = []
         for members in groups.values {
             let all = members.flatMap { reader.group(of: $0) }
