@@ -14,6 +14,8 @@
 //       uploads into a shared folder (see UploadChild.swift)
 //   granary-crashtest sync-events <event-store-directory>
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
+//   granary-crashtest sync-export <directory>
+//       records and exports GranarySync events into a shared folder (see ExportChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -33,6 +35,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runUploadChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-events" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-export" {
+    runExportChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }
