@@ -41,6 +41,38 @@ import Testing
         #expect(snapshot.names.count == names.count)
     }
 
+    @Test(arguments: Backend.allCases) func anUnchangedListingReusesThePreviousSnapshot(backend: Backend) async throws {
+        let (fileSystem, scratch, cleanup) = try await backend.make()
+        defer { cleanup() }
+        let layout = try CloudLayout(ensembleIdentifier: "library")
+        for directory in layout.directories { try await fileSystem.createDirectory(atPath: directory) }
+        let a = orderedStores[0]
+        for revision in Int64(1)...20 {
+            let name = CloudFileName.event(globalCount: 21 - revision, store: a, revision: revision, part: nil)
+            try await fileSystem.uploadLocalFile(at: localFile(Data("e".utf8), in: scratch), toPath: layout.path(for: name))
+        }
+        let first = try await CloudSnapshot.take(of: fileSystem, layout: layout)
+        #expect(!first.isUnchanged)
+        #expect(first.eventFileNames == first.events.map(\.fileName))
+        let second = try await CloudSnapshot.take(of: fileSystem, layout: layout, after: first)
+        #expect(second.isUnchanged)
+        #expect(second.events == first.events && second.sizes == first.sizes)
+
+        // A new event file, and a registration: both directories listed anew, the result as if fresh.
+        let added = CloudFileName.event(globalCount: 3, store: orderedStores[1], revision: 1, part: nil)
+        try await fileSystem.uploadLocalFile(at: localFile(Data("e".utf8), in: scratch), toPath: layout.path(for: added))
+        try await fileSystem.uploadLocalFile(at: localFile(Data("r".utf8), in: scratch), toPath: layout.path(for: .registration(store: a)))
+        let third = try await CloudSnapshot.take(of: fileSystem, layout: layout, after: second)
+        let fresh = try await CloudSnapshot.take(of: fileSystem, layout: layout)
+        #expect(!third.isUnchanged)
+        #expect(third.events.contains(added) && third.stores == [.registration(store: a)])
+        #expect(third.events == fresh.events && third.eventFileNames == fresh.eventFileNames && third.sizes == fresh.sizes)
+        // A file rewritten with another size is a change too.
+        try await fileSystem.uploadLocalFile(at: localFile(Data("longer".utf8), in: scratch), toPath: layout.path(for: added))
+        let fourth = try await CloudSnapshot.take(of: fileSystem, layout: layout, after: third)
+        #expect(!fourth.isUnchanged && fourth.size(of: added) == 6)
+    }
+
     @Test(arguments: Backend.allCases) func aMissingDirectoryIsACloudError(backend: Backend) async throws {
         let (fileSystem, _, cleanup) = try await backend.make()
         defer { cleanup() }

@@ -53,8 +53,13 @@ final class TransferDevice {
         try store.setLeechState(.leeched)
     }
 
+    /// The previous snapshot, which the next one is taken after, as the merge pipeline does.
+    private(set) var lastSnapshot: CloudSnapshot?
+
     func snapshot() async throws -> CloudSnapshot {
-        try await CloudSnapshot.take(of: fileSystem, layout: layout)
+        let snapshot = try await CloudSnapshot.take(of: fileSystem, layout: layout, after: lastSnapshot)
+        lastSnapshot = snapshot
+        return snapshot
     }
 
     @discardableResult
@@ -94,6 +99,7 @@ final class TransferDevice {
         try store.close()
         try transit.prepare()
         store = try EventStore.open(at: directory.appendingPathComponent("events.granary"))
+        lastSnapshot = nil
         (checks, downloader, exporter) = Self.components(fileSystem, layout, store, transit, partPayloadLimit, batchSize)
     }
 

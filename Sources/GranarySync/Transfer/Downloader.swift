@@ -48,7 +48,7 @@ final class Downloader: Sendable {
     func download(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
         var report = Report()
         let known = try handledNames()
-        let fresh = snapshot.events.filter { !known.contains($0.fileName) }
+        let fresh = zip(snapshot.events, snapshot.eventFileNames).filter { !known.contains($0.1) }.map(\.0)
         guard !fresh.isEmpty else { return report }
 
         let own: StoreID
