@@ -126,6 +126,37 @@ import Testing
         #expect(await cloud.snapshotFiles()[path] == bytes)
     }
 
+    @Test func aTruncatedCopyOfAnExportedFileIsUploadedAgainByItsWriterAndThenReachesItsReaders() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let root = scratch.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
+        let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
+        try await a.leech()
+        try await b.leech()
+        let events = try a.record(2)
+        try await a.export()
+        let (path, bytes) = try #require(try Self.expectedFiles(events[0], layout: a.layout).first)
+        let file = root.appendingPathComponent(path)
+        // A sync service left a cut copy.
+        try bytes.prefix(bytes.count / 2).write(to: file)
+        #expect(try await b.download().imported == [events[1].id])
+
+        // The writer's next merge finds the size wrong and uploads the whole file again, once.
+        let repair = try await a.export()
+        #expect(repair.repaired == [String(path.split(separator: "/").last!)])
+        #expect(repair.uploaded.isEmpty && repair.exported.isEmpty)
+        #expect(try Data(contentsOf: file) == bytes)
+        #expect(try await a.export() == Exporter.Report())
+        #expect(try await b.download().imported == [events[0].id])
+
+        // A new process of the writer checks its files once more, finds them whole, uploads nothing.
+        try a.reopen()
+        #expect(try await a.export() == Exporter.Report())
+    }
+
     @Test func anotherDeviceWithThisStoresIdentityIsACollision() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
@@ -143,6 +174,21 @@ import Testing
             #expect(storeID == a.storeID.description)
         }
         #expect(try twin.store.events(withStatus: .localUnexported).count == 1)
+
+        // A whole file of another size under an exported name of A: a collision found by A, not repaired.
+        let twinFile = try #require(try twin.store.unexportedEventPayloads().first)
+        let longer = Event(meta: EventMeta(id: twinFile.id, globalCount: twinFile.globalCount, vector: RevisionVector()),
+                           changes: [.insert(ObjectKey("Book", "a-much-longer-global-identifier"))])
+        let name = CloudFileName.event(globalCount: twinFile.globalCount, store: a.storeID, revision: 1, part: nil)
+        let fileBytes = EventFile(kind: .eventPart, payload: try EventPayloadCoding.encode(longer)).encoded()
+        let original = try #require(await cloud.snapshotFiles()[a.layout.path(for: name)])
+        #expect(fileBytes.count != original.count)
+        try await cloud.uploadLocalFile(at: localFile(fileBytes, in: scratch), toPath: a.layout.path(for: name))
+        do { _ = try await a.export(); Issue.record("no error") } catch let error as SyncError {
+            guard case .storeIdentityCollision = error else { Issue.record("\(error)"); return }
+        }
+        #expect(await cloud.snapshotFiles()[a.layout.path(for: name)] == fileBytes)
+        try await cloud.uploadLocalFile(at: localFile(original, in: scratch), toPath: a.layout.path(for: name))
 
         // A's own next export finds a revision it has not made yet in the cloud.
         try twin.record(1, prefix: "more")

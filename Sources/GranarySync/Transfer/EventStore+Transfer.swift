@@ -119,6 +119,26 @@ extension EventStore {
         return result
     }
 
+    /// The stored payload of event `id` with its status, nil when the store does not hold it.
+    /// - Throws: `EventStoreError.storage`, `.damaged`.
+    func storedPayload(of id: EventID) throws(EventStoreError) -> (event: StoredEventPayload, status: EventStatus)? {
+        typealias E = EventStoreSchema.Event
+        let snapshot = engine.read()
+        let found: Int64?, row: Row?
+        do {
+            found = try Self.eventKey(id, in: snapshot)
+            row = try found.flatMap { try snapshot.row(in: E.name, key: $0) }
+        } catch {
+            throw .storage(path: path, operation: "read event \(id)", reason: "\(error)")
+        }
+        guard let found, let row else { return nil }
+        let reader = EventStoreRowReader(row: row, table: E.name, key: found, path: path)
+        let raw = try reader.int(E.status, "status")
+        guard let status = EventStatus(rawValue: raw) else { throw reader.damaged("unknown status \(raw)") }
+        return (StoredEventPayload(id: id, globalCount: try reader.int(E.globalCount, "globalCount"),
+                                   payload: try reader.bytes(E.payload, "payload")), status)
+    }
+
     /// The identity recorded by `recordCloudIdentity(_:)`, nil when none was recorded.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
     func recordedCloudIdentity() throws(EventStoreError) -> RecordedCloudIdentity? {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Sends this store's new events to the cloud and registers the store (§9 step 8, §12.4).
 ///
@@ -24,6 +25,9 @@ final class Exporter: Sendable {
         var replaced: [String] = []
         /// Whether this run wrote the registration (or found it written) and moved the store to registered.
         var registered = false
+        /// Exported files of this store found in the cloud at another size than their bytes (truncated,
+        /// or replaced by a sync service's copy), uploaded again.
+        var repaired: [String] = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -33,6 +37,9 @@ final class Exporter: Sendable {
     let registration: RegistrationInfo
     let batchSize: Int
     let partPayloadLimit: Int
+    /// This store's exported files already found at their right size, by name: each is checked once per
+    /// process (and again if its listed size changes), not at every merge.
+    private let verifiedSizes = Mutex<[String: Int64]>([:])
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          registration: RegistrationInfo = RegistrationInfo(), batchSize: Int = 20,
@@ -86,12 +93,50 @@ final class Exporter: Sendable {
             if batch.count >= batchSize { try commit() }
         }
         try commit()
+        try await repairOwnFiles(in: snapshot, store: state.storeID, report: &report)
 
         if state.leechState == .leeched {
             try await register(state.storeID, snapshot: snapshot)
             report.registered = true
         }
         return report
+    }
+
+    /// Self-healing (§5.1): only this store may write its names, so a copy of one of its exported files
+    /// listed at the wrong size — cut short by a sync service, or replaced by a conflicted copy — is
+    /// uploaded again from the bytes kept; readers that refused the damaged copy take the whole one at
+    /// their next merge.
+    private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, report: inout Report) async throws(SyncError) {
+        let verified = verifiedSizes.withLock { $0 }
+        for (name, text) in zip(snapshot.events, snapshot.eventFileNames) {
+            guard case let .event(_, writer, revision, _) = name, writer == store,
+                  let listed = snapshot.sizes[text], verified[text] != listed else { continue }
+            let stored: (event: StoredEventPayload, status: EventStatus)?
+            do { stored = try eventStore.storedPayload(of: EventID(store: store, revision: revision)) } catch { throw SyncError(error) }
+            // Unexported events were handled by the export above; unknown ones are the collision check's.
+            guard let stored, stored.status == .exported else { continue }
+            let files = EventFileParts.files(id: stored.event.id, globalCount: stored.event.globalCount,
+                                             payload: stored.event.payload, partPayloadLimit: partPayloadLimit)
+            guard let file = files.first(where: { $0.name == name }) else { continue }
+            if Int64(file.bytes.count) != listed {
+                // A whole file of another writer under this name is a collision, not damage to repair.
+                let remote: Data?
+                do { remote = try await transit.fetch(layout.path(for: name), name: text, from: fileSystem) } catch .notFound {
+                    remote = nil
+                } catch {
+                    throw .cloud(error)
+                }
+                if let remote, remote != file.bytes, (try? EventFile(decoding: remote, name: text)) != nil {
+                    throw .storeIdentityCollision(storeID: store.description)
+                }
+                if remote != file.bytes {
+                    try await upload(file.bytes, name: name)
+                    report.repaired.append(text)
+                }
+            }
+            let size = Int64(file.bytes.count)
+            verifiedSizes.withLock { $0[text] = size }
+        }
     }
 
     /// Uploads `bytes` as `name` unless the cloud already has exactly them.
