@@ -106,7 +106,7 @@ let package = Package(
         // every Swift block there is a region of these files, word for word (see README, "Layout").
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["GranaryStorage", "Granary", "GranaryStack", "GranaryCoreData", "GranaryRecords"]
+            dependencies: ["GranaryStorage", "Granary", "GranaryStack", "GranaryCoreData", "GranaryRecords", "GranarySync"]
         ),
     ],
     swiftLanguageModes: [.v6]

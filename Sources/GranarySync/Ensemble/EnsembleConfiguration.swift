@@ -21,15 +21,18 @@ public struct EnsembleConfiguration: Sendable {
     /// Older versions of the model that events in the cloud may have been made with; events of a model
     /// neither this nor the current one describes wait for an update of the app.
     public var previousModels: [ManagedObjectModel]
+    /// When the ensemble writes a baseline and removes the events it covers from the cloud.
+    public var rebase: RebasePolicy
 
     public init(globalIdentifierAttribute: String? = nil, excludedEntities: Set<String> = [],
                 excludedProperties: Set<String> = [], localDataRoot: URL? = nil, purgesHistory: Bool = false,
-                previousModels: [ManagedObjectModel] = []) {
+                previousModels: [ManagedObjectModel] = [], rebase: RebasePolicy = .default) {
         self.globalIdentifierAttribute = globalIdentifierAttribute
         self.excludedEntities = excludedEntities
         self.excludedProperties = excludedProperties
         self.localDataRoot = localDataRoot
         self.purgesHistory = purgesHistory
         self.previousModels = previousModels
+        self.rebase = rebase
     }
 }

@@ -52,6 +52,11 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case dataCorruption(String)
     /// A save of the app's store failed for a reason other than validation or a race.
     case storeSave(String)
+    /// Reading the app's store (its rows or its persistent history) failed; `reason` names what.
+    case storeRead(String)
+    /// The store's persistent history after transaction `afterTransaction` was purged before sync captured
+    /// it; the ensemble rescans the store to find what changed.
+    case historyGap(afterTransaction: Int64)
 
     /// Whether trying the same operation later may succeed with no change by the app.
     public var isRetryable: Bool {
@@ -89,6 +94,9 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case let .storeIdentityCollision(storeID): "another device uses store identity \(storeID) (a restored backup?); the store was deleeched"
         case let .dataCorruption(reason): "sync data is inconsistent: \(reason)"
         case let .storeSave(reason): "saving the merged changes failed: \(reason)"
+        case let .storeRead(reason): "reading the store failed: \(reason)"
+        case let .historyGap(number):
+            "the store's persistent history after transaction \(number) was purged before sync captured it"
         }
     }
 }

@@ -8,6 +8,9 @@ enum EventStatus: Int64, Hashable, Sendable, CaseIterable, CustomStringConvertib
     case exported = 1
     case downloaded = 2
     case integrated = 3
+    /// Covered by a baseline this store wrote and removed (or about to be removed) from the cloud: never
+    /// uploaded again.
+    case covered = 4
 
     var description: String {
         switch self {
@@ -15,6 +18,7 @@ enum EventStatus: Int64, Hashable, Sendable, CaseIterable, CustomStringConvertib
         case .exported: "exported"
         case .downloaded: "downloaded"
         case .integrated: "integrated"
+        case .covered: "covered by a baseline"
         }
     }
 }

@@ -9,7 +9,8 @@ import GranaryStorage
 /// or another, fails with `EventStoreError.storage`, which is what keeps one ensemble per store.
 final class EventStore: Sendable {
     let directory: URL
-    // Internal rather than private: extensions in other files (Transfer/) keep tables of their own.
+    // Internal rather than private: extensions in other files (Transfer/, Merge/, Baselines/) keep tables of
+    // their own.
     let engine: Engine
     var path: String { directory.path }
 
@@ -274,7 +275,7 @@ final class EventStore: Sendable {
     }
 
     /// Writes `step` and the state row inside `tx`; `state` may already hold the caller's changes.
-    private func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
+    func apply(_ step: EventStoreStep, to state: inout EventStoreState, in tx: WriteTransaction) throws {
         for id in step.integrated {
             try move(id, from: .downloaded, to: .integrated, in: tx)
             state.integrated[id.store] = max(state.integrated[id.store], id.revision)
@@ -288,6 +289,7 @@ final class EventStore: Sendable {
         }
         if let token = step.historyToken { state.historyToken = token }
         if let leechState = step.leechState { state.leechState = leechState }
+        try applyBaselines(step, to: &state, in: tx)
         try writeState(state, in: tx)
     }
 
@@ -354,7 +356,7 @@ final class EventStore: Sendable {
         return state
     }
 
-    private static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
+    static func row(of state: EventStoreState, path: String) throws(EventStoreError) -> Row {
         let integrated: Data
         do { integrated = try EventPayloadCoding.encode(state.integrated) } catch {
             throw .unencodable(path: path, what: "the integrated vector", reason: "\(error)")

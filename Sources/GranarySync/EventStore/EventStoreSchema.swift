@@ -112,5 +112,6 @@ enum EventStoreSchema {
         ])
     }
 
-    static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema, RemoteFile.schema, Cloud.schema]
+    static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema, RemoteFile.schema, Cloud.schema,
+                         PendingMergeTable.schema, BaselineTable.schema]
 }

@@ -17,6 +17,9 @@ struct EventStoreStep: Sendable {
     var historyToken: Data? = nil
     /// The new leech state; `nil` leaves it unchanged.
     var leechState: LeechState? = nil
+    /// Baselines joined into the ledger: the integrated vector and global count rise to theirs, and the
+    /// downloaded events they cover become integrated (`EventStore.applyBaselines`).
+    var joinedBaselines: [BaselineRecord] = []
 
     init(integrated: [EventID] = [], ledgerObjects: [LedgerObject] = [], localKeys: [ObjectKey: Int64] = [:],
          historyToken: Data? = nil, leechState: LeechState? = nil) {

@@ -67,6 +67,16 @@ struct LedgerReader {
     /// The present members of a canonical to-many (M18), ordered by the order key of each member's
     /// winning add and then by key (M19), or by key alone.
     func members(of group: [ObjectKey], in name: String, ordered: Bool) -> [ObjectKey] {
+        let best = presentAdds(of: group, in: name)
+        guard ordered else { return best.keys.sorted() }
+        return best.map { ($0.key, $0.value ?? 0) }
+            .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+            .map(\.0)
+    }
+
+    /// The present members of a canonical to-many, each with the order key of its winning add (M19):
+    /// what capture compares a store's ordered relationship with to find the members that moved.
+    func presentAdds(of group: [ObjectKey], in name: String) -> [ObjectKey: Double?] {
         let isEligible = eligibility(group)
         var best: [ObjectKey: (add: Membership.Add, owner: ObjectKey, member: ObjectKey)] = [:]
         for owner in group {
@@ -83,10 +93,7 @@ struct LedgerReader {
                 }
             }
         }
-        guard ordered else { return best.keys.sorted() }
-        return best.map { ($0.key, $0.value.add.orderKey ?? 0) }
-            .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
-            .map(\.0)
+        return best.mapValues(\.add.orderKey)
     }
 
     private static func beats(_ position: EventPosition, _ key: ObjectKey, _ other: EventPosition, _ otherKey: ObjectKey) -> Bool {

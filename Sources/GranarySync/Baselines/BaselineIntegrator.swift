@@ -1,0 +1,107 @@
+import Foundation
+
+/// Brings the cloud's baselines into a merge (§9 step 6): for each complete baseline in a listing that
+/// this store has not handled, reads its first part's header; a baseline covered by what is integrated
+/// already is only recorded, any other is downloaded whole and joined into the overlay (M32).
+///
+/// Nothing is committed for joined baselines here: the caller puts `Result.joined` into the merge's
+/// finalize step (`EventStoreStep.joinedBaselines`), so the ledger, vector and count move together.
+/// A damaged or incomplete baseline is reported and skipped, as a damaged event is: not yet arrived.
+struct BaselineIntegrator: Sendable {
+    let fileSystem: any CloudFileSystem
+    let layout: CloudLayout
+    let eventStore: EventStore
+    /// Where parts are downloaded to (`transit/download/`); must exist.
+    let transitDirectory: URL
+
+    struct Result: Sendable {
+        /// The baselines joined into the overlay, for the finalize step.
+        var joined: [BaselineRecord] = []
+        /// The vector the overlay is now the fold of: the integrated vector joined with the baselines'.
+        var integrated: RevisionVector
+        /// The largest global count among the joined baselines (0 when none).
+        var globalCount: Int64 = 0
+        /// Baselines refused (damaged, truncated, inconsistent), by stem, with the reason.
+        var refused: [String: EventFileError] = [:]
+        /// Baselines whose parts are not all listed yet, by stem.
+        var incomplete: [String] = []
+    }
+
+    /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing
+    /// of `baselines/`) that is complete, not yet recorded here and not covered by `integrated`, oldest
+    /// first; records those found covered in the event store.
+    /// - Throws: `SyncError.cloud` when the cloud fails, `.eventStore` for the event store or the local
+    ///   transit files. A damaged file is not an error (`Result.refused`).
+    func integrate(_ names: [CloudFileName], into overlay: inout Ledger, integrated: RevisionVector) async throws(SyncError) -> Result {
+        var result = Result(integrated: integrated)
+        let known: [String: BaselineRecord]
+        do { known = try eventStore.baselineRecords() } catch { throw SyncError(error) }
+        var groups: [String: [CloudFileName]] = [:]
+        for name in names { if let stem = BaselineSummary.stem(of: name) { groups[stem, default: []].append(name) } }
+        let candidates = groups.compactMap { stem, parts -> (stem: String, count: Int64, parts: [CloudFileName])? in
+            guard known[stem] == nil, case let .baseline(count, _, _, part)? = parts.first else { return nil }
+            let total = part?.count ?? 1
+            let indices = Set(parts.compactMap { name -> Int? in
+                guard case let .baseline(_, _, _, part) = name, (part?.count ?? 1) == total else { return nil }
+                return part?.index ?? 1
+            })
+            guard indices == Set(1...total) else {
+                result.incomplete.append(stem)
+                return nil
+            }
+            return (stem, count, parts.sorted { ($0.partIndex) < ($1.partIndex) })
+        }.sorted { ($0.count, $0.stem) < ($1.count, $1.stem) }
+        result.incomplete.sort()
+
+        var seen: [BaselineRecord] = []
+        for candidate in candidates {
+            do {
+                let first = try await download(candidate.parts[0])
+                let summary = try BaselineFile.summary(ofPart: first, name: candidate.parts[0])
+                if summary.isCovered(by: result.integrated) {
+                    seen.append(BaselineRecord(summary: summary, parts: candidate.parts.count, bytes: Int64(first.count), role: .seen))
+                    continue
+                }
+                var files = [(name: candidate.parts[0], bytes: first)]
+                for name in candidate.parts.dropFirst() { files.append((name, try await download(name))) }
+                let baseline = try BaselineFile.decode(parts: files)
+                result.integrated = BaselineJoiner.join(baseline, into: &overlay, integrated: result.integrated)
+                result.globalCount = max(result.globalCount, baseline.globalCount)
+                result.joined.append(BaselineRecord(summary: baseline.summary, parts: files.count,
+                                                    bytes: Int64(files.reduce(0) { $0 + $1.bytes.count }), role: .joined))
+            } catch let error as EventFileError {
+                result.refused[candidate.stem] = error
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw .dataCorruption("baseline \(candidate.stem): \(error)")
+            }
+        }
+        do { try eventStore.recordBaselines(seen) } catch { throw SyncError(error) }
+        return result
+    }
+
+    /// The bytes of the remote file `name`, through a transit file that is removed afterwards.
+    private func download(_ name: CloudFileName) async throws(SyncError) -> Data {
+        let url = transitDirectory.appendingPathComponent(name.fileName)
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            if await !fileSystem.isConnected { try await fileSystem.connect() }
+            try await fileSystem.downloadFile(atPath: layout.path(for: name), toLocalFile: url)
+        } catch {
+            throw .cloud(error)
+        }
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw .eventStore("cannot read the downloaded baseline part \(url.path): \(error.localizedDescription)")
+        }
+    }
+}
+
+private extension CloudFileName {
+    var partIndex: Int {
+        if case let .baseline(_, _, _, part) = self { return part?.index ?? 1 }
+        return 1
+    }
+}

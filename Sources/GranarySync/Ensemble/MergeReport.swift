@@ -1,0 +1,20 @@
+import Granary
+
+/// What one merge did.
+public struct MergeReport: Sendable, Hashable {
+    /// Whether local saves since the last merge were recorded as an event for the other devices.
+    public var capturedLocalChanges = false
+    /// Files downloaded from the cloud in this merge.
+    public var downloadedEvents = 0
+    /// Events of other devices folded into the store.
+    public var integratedEvents = 0
+    /// Events downloaded but not integrated yet, because an event they depend on has not arrived or they
+    /// were made with a model version this app does not know. Not an error: they wait for a later merge.
+    public var waitingEvents = 0
+    /// Events of this device uploaded in this merge.
+    public var exportedEvents = 0
+    /// What the merge saved into the store (empty when it changed nothing).
+    public var changes = ContextChanges()
+
+    public init() {}
+}

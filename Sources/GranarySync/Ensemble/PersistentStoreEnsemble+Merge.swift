@@ -1,0 +1,142 @@
+import Foundation
+import Granary
+
+extension PersistentStoreEnsemble {
+    /// Exchanges changes with the other devices: records the store's saves since the last merge, downloads
+    /// and integrates the other devices' events, and uploads this device's (Ensembles' `merge`).
+    ///
+    /// Events that cannot be integrated yet (an event they depend on has not arrived, or they come from a
+    /// model version this app does not know) wait, and the merge still succeeds; ``status`` says what
+    /// waits. When the delegate refuses the merged changes or they fail validation, nothing is saved and
+    /// the error is thrown — after this device's own changes were uploaded, so one device's unresolved
+    /// merge never holds back what it sends.
+    /// - Throws: ``SyncError/notLeeched``; ``SyncError/cloud(_:)`` when the cloud fails (retry later; local
+    ///   changes stay recorded); ``SyncError/cloudIdentityChanged``, ``SyncError/storeUnregistered`` or
+    ///   ``SyncError/storeIdentityCollision(storeID:)`` after deleeching the store;
+    ///   ``SyncError/mergeCancelled``, ``SyncError/mergeValidationFailed(_:)``, ``SyncError/storeBusy(attempts:)``.
+    @discardableResult
+    public func merge(options: MergeOptions = []) async throws(SyncError) -> MergeReport {
+        try await queue.run { () async throws(SyncError) -> MergeReport in
+            let pipeline = try leechedPipeline()
+            setStatus(.busy)
+            do throws(SyncError) {
+                let report = try await runMerge(pipeline, options: options)
+                return report
+            } catch {
+                if isLeeched { setStatus(.idle) }
+                throw error
+            }
+        }
+    }
+
+    private func runMerge(_ pipeline: EnsemblePipeline, options: MergeOptions) async throws(SyncError) -> MergeReport {
+        let eventStore = pipeline.eventStore
+        var report = MergeReport()
+        _ = try MergeRecovery.recover(eventStore, coordinator: coordinator, store: syncStore)
+
+        switch try await pipeline.checks.beforeMerge() {
+        case .ok: break
+        case let .forcedDeleech(reason): throw forceDeleech(reason)
+        }
+
+        let recorder = try changeRecorder(eventStore)
+        report.capturedLocalChanges = try recorder.capture() != nil
+
+        let snapshot = try await CloudSnapshot.take(of: cloudFileSystem, layout: layout)
+        report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
+
+        var integrationError: SyncError?
+        let readiness = try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes)
+        var waiting = readiness.waiting
+        if !readiness.ready.isEmpty {
+            var integrator = try self.integrator(eventStore)
+            integrator.beforeRetry = { () throws(SyncError) in _ = try recorder.capture() }
+            do {
+                let outcome = try integrator.integrate(readiness.ready)
+                report.integratedEvents = outcome.integrated.count
+                report.changes = outcome.changes
+                waiting += outcome.waiting.map { ReadinessCheck.Waiting(id: $0, reason: .missingDependency($0)) }
+            } catch {
+                switch error {
+                case .mergeCancelled, .mergeValidationFailed, .storeBusy: integrationError = error
+                default: throw error
+                }
+            }
+        }
+        if !report.changes.isEmpty { announce(report.changes) }
+
+        do {
+            report.exportedEvents = try await pipeline.exporter.export(against: snapshot).exported.count
+        } catch {
+            if case .storeIdentityCollision = error { throw forceDeleech(error) }
+            throw error
+        }
+        if let integrationError { throw integrationError }
+        report.waitingEvents = waiting.count
+        setStatus(Self.status(waiting: waiting))
+        return report
+    }
+
+    /// The status after a merge that left `waiting` events.
+    static func status(waiting: [ReadinessCheck.Waiting]) -> SyncStatus {
+        let hashes = Set(waiting.compactMap { waiting -> String? in
+            if case let .unknownModel(hash) = waiting.reason { return hash } else { return nil }
+        })
+        if !hashes.isEmpty { return .waitingForModelVersion(hashes: hashes.sorted()) }
+        return waiting.isEmpty ? .idle : .waitingForEvents(count: waiting.count)
+    }
+
+    /// The model versions whose events this device can integrate.
+    var knownModelHashes: Set<String> {
+        Set([managedObjectModel.versionHash] + configuration.previousModels.map(\.versionHash))
+    }
+
+    /// Global identifiers for new objects: the delegate first, then the `Syncable` key or the configured
+    /// attribute, else random (plan §7).
+    func globalIdentifiers() throws(SyncError) -> GlobalIdentifierSource {
+        try GlobalIdentifierSource(model: managedObjectModel, attribute: configuration.globalIdentifierAttribute) { [weak self] _, objects in
+            guard let self, let delegate = self.delegate else { return nil }
+            return delegate.persistentStoreEnsemble(self, globalIdentifiersForManagedObjects: objects)
+        }
+    }
+
+    func changeRecorder(_ eventStore: EventStore) throws(SyncError) -> LocalChangeRecorder {
+        LocalChangeRecorder(coordinator: coordinator, store: syncStore, eventStore: eventStore, schema: schema,
+                            identifiers: try globalIdentifiers())
+    }
+
+    /// An integrator saving through the ensemble's coordinator, with the delegate's hooks.
+    func integrator(_ eventStore: EventStore) throws(SyncError) -> MergeIntegrator {
+        var integrator = MergeIntegrator(eventStore: eventStore, coordinator: coordinator, store: syncStore, schema: schema)
+        let identifiers = try globalIdentifiers()
+        integrator.newGlobalID = { object in
+            let entity = object.entity.name
+            return (try? identifiers.identifiers(entity: entity, objects: [object]).ids.first) ?? UUID().uuidString
+        }
+        integrator.hooks = MergeIntegrator.Hooks(
+            shouldSave: { [weak self] saving, reparation in
+                guard let self, let delegate = self.delegate else { return true }
+                return delegate.persistentStoreEnsemble(self, shouldSaveMergedChangesIn: saving, reparationContext: reparation)
+            },
+            didFailToSave: { [weak self] saving, error, reparation in
+                guard let self, let delegate = self.delegate else { return false }
+                return delegate.persistentStoreEnsemble(self, didFailToSaveMergedChangesIn: saving, error: error,
+                                                        reparationContext: reparation)
+            })
+        return integrator
+    }
+
+    /// Tells the delegate and observers of `persistentStoreEnsembleDidSaveMergeChanges` what a merge saved.
+    func announce(_ changes: ContextChanges) {
+        delegate?.persistentStoreEnsemble(self, didSaveMergeChangesWith: changes)
+        NotificationCenter.default.post(name: .persistentStoreEnsembleDidSaveMergeChanges, object: self,
+                                        userInfo: [ContextChanges.userInfoKey: changes])
+    }
+}
+
+extension Notification.Name {
+    /// Posted after a merge saved changes from other devices into the store; `object` is the
+    /// ``PersistentStoreEnsemble`` and `userInfo[ContextChanges.userInfoKey]` the saved ``ContextChanges``
+    /// (Ensembles' `CDEPersistentStoreEnsembleDidSaveMergeChangesNotification`).
+    public static let persistentStoreEnsembleDidSaveMergeChanges = Notification.Name("GranarySync.persistentStoreEnsembleDidSaveMergeChanges")
+}

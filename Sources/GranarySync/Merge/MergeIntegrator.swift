@@ -1,0 +1,294 @@
+import Foundation
+import Granary
+
+/// Integration (§10): folds ready events (and a leech's seed) into the ledger, fuses uniqueness
+/// collisions (M22), projects what changed into a merge context, lets the app repair it (M24), and
+/// saves it with the two-phase record that makes a crash at any point recoverable (§12.3).
+///
+/// Nothing reaches the event store before the pending record, and nothing reaches the app's store
+/// before the save: a merge the app cancels, or that stays invalid, leaves both as they were, its
+/// events downloaded and waiting (M25).
+struct MergeIntegrator {
+    /// What a leech adds to its first merge (§8.3): the seed event's changes, the local rows of keys it
+    /// maps, and the history token the local data was read at.
+    struct Seed: Sendable {
+        var changes: [ObjectChange]
+        var localKeys: [ObjectKey: Int64]
+        var historyToken: Data?
+
+        init(changes: [ObjectChange] = [], localKeys: [ObjectKey: Int64] = [:], historyToken: Data? = nil) {
+            self.changes = changes
+            self.localKeys = localKeys
+            self.historyToken = historyToken
+        }
+    }
+
+    /// The delegate's hooks, as Ensembles has them. Each is called outside any `perform`; the hook uses
+    /// `performAndWait` on each context it touches, one at a time.
+    struct Hooks {
+        /// `shouldSaveMergedChangesIn:reparationContext:`: false cancels the merge (nothing saved).
+        var shouldSave: ((_ saving: ManagedObjectContext, _ reparation: ManagedObjectContext) -> Bool)?
+        /// `didFailToSaveMergedChangesIn:error:reparationContext:`: true records the repairs and tries
+        /// once more.
+        var didFailToSave: ((_ saving: ManagedObjectContext, _ error: SyncError, _ reparation: ManagedObjectContext) -> Bool)?
+
+        init(shouldSave: ((ManagedObjectContext, ManagedObjectContext) -> Bool)? = nil,
+             didFailToSave: ((ManagedObjectContext, SyncError, ManagedObjectContext) -> Bool)? = nil) {
+            self.shouldSave = shouldSave
+            self.didFailToSave = didFailToSave
+        }
+    }
+
+    /// What one integration did.
+    struct Outcome {
+        /// The downloaded events integrated, in the order applied.
+        var integrated: [EventID] = []
+        /// Events given that could not integrate yet (their causal past is missing), untouched.
+        var waiting: [EventID] = []
+        /// The seed event recorded for a leech.
+        var seedEvent: Event?
+        /// The merge event recorded (fuses, repairs, or the vector after integrating changes).
+        var mergeEvent: Event?
+        /// The merge context's saved changes, for the delegate's did-save callback; empty when nothing
+        /// was saved.
+        var changes = ContextChanges()
+        /// How many times the store save was tried (more than one after a racing local save, M31).
+        var attempts = 0
+    }
+
+    let eventStore: EventStore
+    /// The ensemble's own coordinator on the app's store, and that store as attached to it.
+    let coordinator: PersistentStoreCoordinator
+    let store: PersistentStore
+    let schema: LedgerSchema
+    var hooks = Hooks()
+    /// The global ID of an object a repair inserted (the capture slice's `GlobalIdentifierSource`).
+    var newGlobalID: (ManagedObject) -> String = { _ in UUID().uuidString }
+    /// Called before each attempt after a save race: the caller captures the local save that raced, so
+    /// the next projection includes it instead of overwriting it (M31).
+    var beforeRetry: (() throws(SyncError) -> Void)?
+    /// Called after the pending record is committed and before the store save (crash tests).
+    var afterPendingRecord: (() -> Void)?
+    /// Attempts before `storeBusy` (§10.4 step 5).
+    var maximumAttempts = 3
+
+    init(eventStore: EventStore, coordinator: PersistentStoreCoordinator, store: PersistentStore, schema: LedgerSchema) {
+        self.eventStore = eventStore
+        self.coordinator = coordinator
+        self.store = store
+        self.schema = schema
+    }
+
+    /// Integrates `events` (ready events in position order; any whose past is missing wait) and, for a
+    /// leech, the seed `seed` makes from the ledger with the cloud's events applied; `leechState` is
+    /// committed with the finalize.
+    /// - Throws: `SyncError.mergeCancelled` (shouldSave said no), `.mergeValidationFailed` (still
+    ///   invalid after the hooks), `.storeBusy` (local saves raced every attempt), `.eventStore`,
+    ///   `.storeSave`, `.dataCorruption`; nothing of the merge is saved then.
+    func integrate(_ events: [Event], seed: ((Ledger) throws(SyncError) -> Seed)? = nil,
+                   leechState: LeechState? = nil) throws(SyncError) -> Outcome {
+        var attempt = 0
+        while true {
+            attempt += 1
+            if attempt > 1 { try beforeRetry?() }
+            switch try attemptIntegration(events, seed: seed, leechState: leechState) {
+            case .done(var outcome):
+                outcome.attempts = attempt
+                return outcome
+            case .raced:
+                guard attempt < maximumAttempts else { throw .storeBusy(attempts: attempt) }
+            }
+        }
+    }
+
+    private enum AttemptResult {
+        case done(Outcome)
+        /// A local save touched a row the merge writes, or took a unique value it writes (M31).
+        case raced
+    }
+
+    private func attemptIntegration(_ events: [Event], seed: ((Ledger) throws(SyncError) -> Seed)?,
+                                    leechState: LeechState?) throws(SyncError) -> AttemptResult {
+        let state: EventStoreState, ledgerBefore: Ledger, storedMap: [ObjectKey: Int64]
+        do {
+            state = try eventStore.state()
+            ledgerBefore = try eventStore.loadLedger()
+            storedMap = try eventStore.idMap()
+        } catch { throw SyncError(error) }
+        if let pending = state.pendingMergeID {
+            throw .dataCorruption("merge \(pending) is still pending; recover it before integrating")
+        }
+
+        // Causal delivery (M5): an event whose past is not integrated waits, whatever the caller thought.
+        var outcome = Outcome()
+        var ledger = ledgerBefore
+        var integratedVector = state.integrated
+        var hadChanges = false
+        for event in events {
+            guard integratedVector[event.id.store] < event.id.revision else { continue }
+            guard integratedVector[event.id.store] == event.id.revision - 1, event.meta.vector.isCovered(by: integratedVector) else {
+                outcome.waiting.append(event.id)
+                continue
+            }
+            LedgerIntegrator.apply(event, to: &ledger)
+            integratedVector[event.id.store] = event.id.revision
+            outcome.integrated.append(event.id)
+            hadChanges = hadChanges || !event.changes.isEmpty
+        }
+
+        var nextRevision = state.nextRevision
+        var nextCount = max(state.maxGlobalCount, events.map(\.meta.globalCount).max() ?? 0) + 1
+        var idMap = storedMap
+        var alsoTouched: Set<ObjectKey> = []
+        var localEvents: [Event] = []
+        var historyToken: Data?
+        if let seed {
+            let made = try seed(ledger)
+            let meta = EventMeta(id: EventID(store: state.storeID, revision: nextRevision), globalCount: nextCount, vector: integratedVector)
+            let event = Event(meta: meta, timestamp: Date(), changes: made.changes)
+            LedgerIntegrator.apply(event, to: &ledger)
+            localEvents.append(event)
+            outcome.seedEvent = event
+            integratedVector[state.storeID] = nextRevision
+            nextRevision += 1
+            nextCount += 1
+            for (key, localKey) in made.localKeys { idMap[key] = localKey }
+            alsoTouched.formUnion(made.localKeys.keys)
+            alsoTouched.formUnion(made.changes.map(\.key))
+            historyToken = made.historyToken
+        }
+
+        // The merge event's identity is fixed now, so fuses and repairs can be applied with it as they come.
+        let mergeMeta = EventMeta(id: EventID(store: state.storeID, revision: nextRevision), globalCount: nextCount, vector: integratedVector)
+        let baseLedger = ledger
+        var mergeChanges: [ObjectChange] = []
+        let resolver = UniquenessResolver(model: coordinator.managedObjectModel)
+        var projection = Projection(of: ledger, schema: schema)
+        // A fused object's values may collide with a third one; a few rounds settle any real model.
+        for _ in 0..<8 {
+            let fuses = resolver.fuses(in: projection, reader: LedgerReader(ledger: ledger))
+            guard !fuses.isEmpty else { break }
+            mergeChanges += fuses
+            ledger = Self.applying(mergeChanges, meta: mergeMeta, to: baseLedger)
+            projection = Projection(of: ledger, schema: schema)
+        }
+
+        let before = Projection(of: ledgerBefore, schema: schema)
+        var touched = alsoTouched
+        for (key, object) in ledger.objects where ledgerBefore.object(key) != object { touched.insert(key) }
+        for key in Set(before.objects.keys).union(projection.objects.keys) where before.objects[key] != projection.objects[key] {
+            touched.insert(key)
+        }
+
+        let mergeID = UUID().uuidString
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        context.name = SyncConstants.mergeContextNamePrefix + mergeID
+        context.transactionAuthor = SyncConstants.mergeAuthor
+        context.mergePolicy = .error
+        let writer = MergeContextWriter(context: context, store: store, schema: schema)
+        let written = try writer.write(projection, of: ledger, touched: touched, idMap: idMap)
+
+        var mapped = written.inserted.merging(written.adopted) { $1 }
+        for (key, localKey) in idMap where storedMap[key] != localKey && !written.unmapped.contains(key) { mapped[key] = localKey }
+        var keyOfRow: [String: [Int64: ObjectKey]] = [:]
+        for (key, localKey) in idMap where !written.unmapped.contains(key) { keyOfRow[key.entity, default: [:]][localKey] = key }
+        for (key, localKey) in mapped { keyOfRow[key.entity, default: [:]][localKey] = key }
+
+        // Hooks and repairs (M24): whatever the app changes in the reparation context joins the merge event.
+        let repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
+        let reparation = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
+        if let shouldSave = hooks.shouldSave, !shouldSave(context, reparation) { throw .mergeCancelled }
+        try repairs.record(reparation, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)
+        var problems = Self.validationProblems(context)
+        if !problems.isEmpty {
+            guard let didFail = hooks.didFailToSave else { throw .mergeValidationFailed(problems) }
+            let second = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
+            guard didFail(context, .mergeValidationFailed(problems), second) else { throw .mergeValidationFailed(problems) }
+            for (key, localKey) in mapped { keyOfRow[key.entity, default: [:]][localKey] = key }
+            try repairs.record(second, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)
+            problems = Self.validationProblems(context)
+            if !problems.isEmpty { throw .mergeValidationFailed(problems) }
+        }
+        if !mergeChanges.isEmpty { ledger = Self.applying(mergeChanges, meta: mergeMeta, to: baseLedger) }
+
+        // A merge event when it has changes of its own, or when the merge integrated changes (so peers
+        // learn this store's vector); never for empty merge events alone, or idle devices would ping-pong.
+        if !mergeChanges.isEmpty || hadChanges {
+            let event = Event(meta: mergeMeta, timestamp: Date(), changes: mergeChanges)
+            localEvents.append(event)
+            outcome.mergeEvent = event
+        }
+        var pending = PendingMerge(mergeID: mergeID)
+        pending.integrated = outcome.integrated
+        pending.localEvents = localEvents
+        pending.ledgerObjects = ledger.objects.values.filter { ledgerBefore.object($0.key) != $0 }.sorted { $0.key < $1.key }
+        pending.unmapped = written.unmapped.filter { mapped[$0] == nil }.sorted()
+        pending.mapped = mapped.map { PendingMerge.Mapping(key: $0.key, localKey: $0.value) }.sorted { $0.key < $1.key }
+        pending.historyToken = historyToken
+        pending.leechState = leechState
+
+        let hasChanges = context.performAndWait { context.hasChanges }
+        if !hasChanges {
+            // Nothing to save, so nothing to recover: one commit finishes the merge.
+            do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
+            return .done(outcome)
+        }
+        pending.tokenBefore = try MergeRecovery.currentToken(coordinator: coordinator, store: store)
+        do { try eventStore.recordPendingMerge(pending) } catch { throw SyncError(error) }
+        afterPendingRecord?()
+
+        var saved = ContextChanges()
+        var failure: Error?
+        context.performAndWait {
+            saved = ContextChanges(inserted: Set(context.insertedObjects.map(\.objectID)),
+                                   updated: Set(context.updatedObjects.map(\.objectID)),
+                                   deleted: Set(context.deletedObjects.map(\.objectID)))
+            do { try context.save() } catch { failure = error }
+        }
+        if let failure {
+            do { try eventStore.discardPendingMerge(mergeID) } catch { throw SyncError(error) }
+            switch failure {
+            case ContextError.mergeConflicts, ContextError.constraintConflicts, ContextError.constraintViolation:
+                context.performAndWait { context.reset() }
+                return .raced
+            case let ContextError.validation(list):
+                throw .mergeValidationFailed(list)
+            default:
+                throw .storeSave("\(failure)")
+            }
+        }
+        // The save committed: from here a failure leaves the pending record for recovery to finalize.
+        do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
+        outcome.changes = saved
+        return .done(outcome)
+    }
+
+    /// `base` with one event of `changes` under `meta` applied: the merge event as it stands.
+    static func applying(_ changes: [ObjectChange], meta: EventMeta, to base: Ledger) -> Ledger {
+        var ledger = base
+        LedgerIntegrator.apply(Event(meta: meta, changes: changes), to: &ledger)
+        return ledger
+    }
+
+    /// Every problem validation finds in `context`, as validation errors (a deny rule or a failing
+    /// validation hook becomes one naming its entity and property).
+    static func validationProblems(_ context: ManagedObjectContext) -> [ValidationError] {
+        let errors = context.performAndWait { context.validationErrors() }
+        var problems: [ValidationError] = []
+        for error in errors {
+            switch error {
+            case let ContextError.validation(list): problems += list
+            case let error as ValidationError: problems.append(error)
+            case let ContextError.deleteDenied(entity, relationship, object, count):
+                problems.append(ValidationError(entityName: entity, propertyName: relationship,
+                                                reason: .custom(rule: "deny", message: "\(object) still holds \(count) object(s)")))
+            case let ContextError.validationFailed(entity, object, hook, error):
+                problems.append(ValidationError(entityName: entity, propertyName: hook,
+                                                reason: .custom(rule: hook, message: "\(object): \(error)")))
+            default:
+                problems.append(ValidationError(entityName: nil, propertyName: "", reason: .custom(rule: "save", message: "\(error)")))
+            }
+        }
+        return problems
+    }
+}

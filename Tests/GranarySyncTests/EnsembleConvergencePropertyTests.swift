@@ -1,0 +1,110 @@
+import Foundation
+import Granary
+import PropertyBased
+@testable import GranarySync
+import Testing
+
+/// Three devices, each its own durable store, coordinator and ensemble, make random inserts (with global
+/// identifiers drawn from a small pool, so objects collide on purpose), edits, deletes and relationship
+/// changes, merging in random order and relaunching now and then; after final rounds of merges every
+/// device holds the same graph, with no duplicated identifier.
+@Suite struct EnsembleConvergencePropertyTests {
+    static let notes = ["n1", "n2", "n3", "n4", "n5"]
+    static let folders = ["f1", "f2"]
+    static let tags = ["t1", "t2", "t3"]
+
+    static func step(_ g: inout SplitMix, on device: SyncTestDevice) async throws -> String {
+        switch Int.random(in: 0..<14, using: &g) {
+        case 0..<3:
+            let id = notes.randomElement(using: &g)!
+            let text = "text \(Int.random(in: 0..<100, using: &g))"
+            // A note may exist here already: then it is an edit, else an insert (which may collide
+            // with another device's insert of the same identifier).
+            try device.perform { context in
+                let note = try device.note(id, in: context) ?? {
+                    let note = SyncNote(context: context)
+                    note.uniqueIdentifier = id
+                    return note
+                }()
+                note.text = text
+                try context.save()
+            }
+            return "\(device.name): upsert \(id) text=\(text)"
+        case 3..<5:
+            let id = notes.randomElement(using: &g)!
+            let stars = Int.random(in: 0..<5, using: &g)
+            try device.perform { context in
+                guard let note = try device.note(id, in: context) else { return }
+                note.stars = stars
+                try context.save()
+            }
+            return "\(device.name): \(id).stars=\(stars)"
+        case 5:
+            let id = notes.randomElement(using: &g)!
+            try device.perform { context in
+                guard let note = try device.note(id, in: context) else { return }
+                context.delete(note)
+                try context.save()
+            }
+            return "\(device.name): delete \(id)"
+        case 6..<8:
+            let id = notes.randomElement(using: &g)!
+            let folder = Bool.random(using: &g) ? folders.randomElement(using: &g)! : nil
+            try device.perform { context in
+                guard let note = try device.note(id, in: context) else { return }
+                note.folder = try folder.map { try device.folder($0, in: context) }
+                try context.save()
+            }
+            return "\(device.name): \(id).folder=\(folder ?? "nil")"
+        case 8..<10:
+            let id = notes.randomElement(using: &g)!
+            let tag = tags.randomElement(using: &g)!
+            let adding = Bool.random(using: &g)
+            try device.perform { context in
+                guard let note = try device.note(id, in: context) else { return }
+                if adding {
+                    note.tags.insert(try device.tag(tag, in: context))
+                } else {
+                    note.tags = note.tags.filter { $0.uniqueIdentifier != tag }
+                }
+                try context.save()
+            }
+            return "\(device.name): \(id).tags \(adding ? "+" : "-")\(tag)"
+        case 10:
+            try device.relaunch()
+            return "\(device.name): relaunch"
+        default:
+            try await device.ensemble.merge()
+            return "\(device.name): merge"
+        }
+    }
+
+    static func check(seed: Int, steps: Int) async throws {
+        var g = SplitMix(seed: seed)
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let cloud = MemoryFileSystem()
+        let model = try syncNotesModel()
+        let devices = try ["a", "b", "c"].map { try SyncTestDevice($0, in: root, model: model, cloud: cloud) }
+        for device in devices { try await device.ensemble.leech() }
+        var log: [String] = []
+        for _ in 0..<steps {
+            let device = devices.randomElement(using: &g)!
+            log.append(try await step(&g, on: device))
+        }
+        try await mergeAll(devices, rounds: 3)
+        let graphs = try devices.map { try $0.graph() }
+        let history = log.suffix(60).joined(separator: "\n")
+        for (device, graph) in zip(devices, graphs) {
+            #expect(graph.duplicates.isEmpty, "seed \(seed): \(device.name) has duplicates \(graph.duplicates)\n\(history)")
+        }
+        #expect(graphs[0] == graphs[1], "seed \(seed): a and b differ\na:\n\(graphs[0])\nb:\n\(graphs[1])\n\(history)")
+        #expect(graphs[0] == graphs[2], "seed \(seed): a and c differ\na:\n\(graphs[0])\nc:\n\(graphs[2])\n\(history)")
+    }
+
+    @Test func threeDevicesConvergeAfterRandomWork() async {
+        await propertyCheck(count: 12, input: Gen.int(in: 0...Int.max)) { seed in
+            try await Self.check(seed: seed, steps: 40)
+        }
+    }
+}
