@@ -10,11 +10,13 @@ final class EnsemblePipeline: Sendable {
     let checks: CloudChecks
     let downloader: Downloader
     let exporter: Exporter
+    let snapshots: CloudSnapshotter
 
     init(eventStore: EventStore, ensemble: PersistentStoreEnsemble) {
         self.eventStore = eventStore
         transit = TransitDirectories(root: ensemble.local.transit)
         checks = CloudChecks(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit)
+        snapshots = CloudSnapshotter(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout)
         downloader = Downloader(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit)
         exporter = Exporter(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit,
                             registration: RegistrationInfo(persistentStoreUUID: ensemble.persistentStore.identifier,

@@ -42,7 +42,7 @@ extension PersistentStoreEnsemble {
         let recorder = try changeRecorder(eventStore)
         report.capturedLocalChanges = try recorder.capture() != nil
 
-        let snapshot = try await CloudSnapshot.take(of: cloudFileSystem, layout: layout)
+        let snapshot = try await pipeline.snapshots.take()
         report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
 
         var integrationError: SyncError?
