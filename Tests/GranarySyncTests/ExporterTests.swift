@@ -157,6 +157,30 @@ import Testing
         #expect(try await a.export() == Exporter.Report())
     }
 
+    @Test func aFlippedByteInAnExportedFileIsRepairedAtThePeriodicContentCheck() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let cloud = MemoryFileSystem()
+        let a = try TransferDevice("a", in: scratch, fileSystem: cloud, contentCheckInterval: 3)
+        let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
+        try await a.leech()
+        try await b.leech()
+        let events = try a.record(2)
+        try await a.export()                                   // export 1
+        let (path, bytes) = try #require(try Self.expectedFiles(events[1], layout: a.layout).first)
+        #expect(await cloud.corrupt(path: path))
+        #expect(try await b.download().imported == [events[0].id])
+
+        // Same size: the size check cannot see it; the content check of the third export does.
+        #expect(try await a.export().repaired.isEmpty)         // export 2
+        let third = try await a.export()                       // export 3
+        #expect(third.repaired == [String(path.split(separator: "/").last!)])
+        #expect(await cloud.snapshotFiles()[path] == bytes)
+        #expect(try await b.download().imported == [events[1].id])
+        // The next content check finds everything whole.
+        for _ in 0..<3 { #expect(try await a.export().repaired.isEmpty) }
+    }
+
     @Test func anotherDeviceWithThisStoresIdentityIsACollision() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

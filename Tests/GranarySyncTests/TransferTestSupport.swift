@@ -17,30 +17,35 @@ final class TransferDevice {
     let transit: TransitDirectories
     let storeID: StoreID
 
+    let contentCheckInterval: Int
+
     init(_ name: String, in scratch: URL, fileSystem: any CloudFileSystem, storeID: StoreID? = nil,
-         partPayloadLimit: Int = SyncConstants.maximumPartPayload, batchSize: Int = 20) throws {
+         partPayloadLimit: Int = SyncConstants.maximumPartPayload, batchSize: Int = 20, contentCheckInterval: Int = 50) throws {
         directory = scratch.appendingPathComponent(name)
         self.fileSystem = fileSystem
         let layout = try CloudLayout(ensembleIdentifier: "library")
         self.layout = layout
         self.partPayloadLimit = partPayloadLimit
         self.batchSize = batchSize
+        self.contentCheckInterval = contentCheckInterval
         let transit = TransitDirectories(root: directory.appendingPathComponent("transit"))
         self.transit = transit
         try transit.prepare()
         let store = try EventStore.open(at: directory.appendingPathComponent("events.granary"), creatingWith: storeID)
         self.store = store
         self.storeID = try store.state().storeID
-        (checks, downloader, exporter) = Self.components(fileSystem, layout, store, transit, partPayloadLimit, batchSize)
+        (checks, downloader, exporter) = Self.components(fileSystem, layout, store, transit, partPayloadLimit, batchSize, contentCheckInterval)
     }
 
     private static func components(_ fileSystem: any CloudFileSystem, _ layout: CloudLayout, _ store: EventStore,
-                                   _ transit: TransitDirectories, _ partPayloadLimit: Int, _ batchSize: Int)
+                                   _ transit: TransitDirectories, _ partPayloadLimit: Int, _ batchSize: Int,
+                                   _ contentCheckInterval: Int)
         -> (CloudChecks, Downloader, Exporter) {
         (CloudChecks(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit),
          Downloader(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit, batchSize: batchSize),
          Exporter(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit,
-                  registration: RegistrationInfo(modelHash: "model-1"), batchSize: batchSize, partPayloadLimit: partPayloadLimit))
+                  registration: RegistrationInfo(modelHash: "model-1"), batchSize: batchSize, partPayloadLimit: partPayloadLimit,
+                  contentCheckInterval: contentCheckInterval))
     }
 
     deinit { try? store.close() }
@@ -100,7 +105,7 @@ final class TransferDevice {
         try transit.prepare()
         store = try EventStore.open(at: directory.appendingPathComponent("events.granary"))
         lastSnapshot = nil
-        (checks, downloader, exporter) = Self.components(fileSystem, layout, store, transit, partPayloadLimit, batchSize)
+        (checks, downloader, exporter) = Self.components(fileSystem, layout, store, transit, partPayloadLimit, batchSize, contentCheckInterval)
     }
 
     /// Every event the store holds, any status, by ID.

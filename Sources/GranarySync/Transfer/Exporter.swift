@@ -40,10 +40,14 @@ final class Exporter: Sendable {
     /// This store's exported files already found at their right size, by name: each is checked once per
     /// process (and again if its listed size changes), not at every merge.
     private let verifiedSizes = Mutex<[String: Int64]>([:])
+    /// How many exports ran in this process, for the periodic content check.
+    private let exportRuns = Mutex(0)
+    /// Every how many exports this store's files are downloaded and compared (0: never).
+    let contentCheckInterval: Int
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          registration: RegistrationInfo = RegistrationInfo(), batchSize: Int = 20,
-         partPayloadLimit: Int = SyncConstants.maximumPartPayload) {
+         partPayloadLimit: Int = SyncConstants.maximumPartPayload, contentCheckInterval: Int = 50) {
         self.fileSystem = fileSystem
         self.layout = layout
         self.eventStore = eventStore
@@ -51,6 +55,7 @@ final class Exporter: Sendable {
         self.registration = registration
         self.batchSize = max(1, batchSize)
         self.partPayloadLimit = max(1, partPayloadLimit)
+        self.contentCheckInterval = max(0, contentCheckInterval)
     }
 
     /// Exports every local unexported event, then writes the registration if the store is leeched but not
@@ -105,12 +110,18 @@ final class Exporter: Sendable {
     /// Self-healing (§5.1): only this store may write its names, so a copy of one of its exported files
     /// listed at the wrong size — cut short by a sync service, or replaced by a conflicted copy — is
     /// uploaded again from the bytes kept; readers that refused the damaged copy take the whole one at
-    /// their next merge.
+    /// their next merge. A damaged copy of the right size (a flipped byte) shows only in its contents:
+    /// every `contentCheckInterval`-th export downloads this store's files and compares them.
     private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, report: inout Report) async throws(SyncError) {
+        let interval = contentCheckInterval
+        let checksContents = exportRuns.withLock { runs in
+            runs += 1
+            return interval > 0 && runs % interval == 0
+        }
         let verified = verifiedSizes.withLock { $0 }
         for (name, text) in zip(snapshot.events, snapshot.eventFileNames) {
-            guard case let .event(_, writer, revision, _) = name, writer == store,
-                  let listed = snapshot.sizes[text], verified[text] != listed else { continue }
+            guard case let .event(_, writer, revision, _) = name, writer == store, let listed = snapshot.sizes[text],
+                  checksContents || verified[text] != listed else { continue }
             let stored: (event: StoredEventPayload, status: EventStatus)?
             do { stored = try eventStore.storedPayload(of: EventID(store: store, revision: revision)) } catch { throw SyncError(error) }
             // Unexported events were handled by the export above; unknown ones are the collision check's.
@@ -118,14 +129,14 @@ final class Exporter: Sendable {
             let files = EventFileParts.files(id: stored.event.id, globalCount: stored.event.globalCount,
                                              payload: stored.event.payload, partPayloadLimit: partPayloadLimit)
             guard let file = files.first(where: { $0.name == name }) else { continue }
-            if Int64(file.bytes.count) != listed {
-                // A whole file of another writer under this name is a collision, not damage to repair.
+            if checksContents || Int64(file.bytes.count) != listed {
                 let remote: Data?
                 do { remote = try await transit.fetch(layout.path(for: name), name: text, from: fileSystem) } catch .notFound {
                     remote = nil
                 } catch {
                     throw .cloud(error)
                 }
+                // A whole file of another writer under this name is a collision, not damage to repair.
                 if let remote, remote != file.bytes, (try? EventFile(decoding: remote, name: text)) != nil {
                     throw .storeIdentityCollision(storeID: store.description)
                 }
