@@ -202,6 +202,36 @@ import Testing
         #expect(try b.allEvents().count == 10)
     }
 
+    @Test func namesNoLongerListedAreForgottenAndAReappearingCopyAddsNoDuplicate() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let cloud = MemoryFileSystem()
+        let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
+        let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
+        try await a.leech()
+        try await b.leech()
+        let events = try a.record(3)
+        try await a.export()
+        try await b.download()
+        try b.integrateReady()
+        #expect(try b.store.remoteFileNames().count == 3)
+
+        // A rebase removed the first two.
+        let files = await cloud.snapshotFiles()
+        let removed = events.prefix(2).map { a.layout.path(for: .event(globalCount: $0.meta.globalCount, store: a.storeID, revision: $0.id.revision, part: nil)) }
+        for path in removed { try await cloud.removeItem(atPath: path) }
+        #expect(try await b.download() == Downloader.Report())
+        #expect(try b.store.remoteFileNames().count == 1)
+
+        // A stale copy comes back (a sync service): downloaded once more, never a second event.
+        try await cloud.uploadLocalFile(at: localFile(try #require(files[removed[0]]), in: scratch), toPath: removed[0])
+        let again = try await b.download()
+        #expect(again.imported.isEmpty && again.downloadedFiles == 1)
+        #expect(try b.allEvents().count == 3)
+        #expect(try b.store.status(of: events[0].id) == .integrated)
+        #expect(try await b.download() == Downloader.Report())
+    }
+
     @Test func aFileRemovedBetweenListingAndDownloadIsSkippedNotAnError() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

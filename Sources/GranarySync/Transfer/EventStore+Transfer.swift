@@ -96,6 +96,20 @@ extension EventStore {
         }
     }
 
+    /// Removes `names` from `remoteFile` in one commit (names no longer listed: a file removed after a
+    /// rebase is never written again, and if a stale copy reappears it is only downloaded once more).
+    /// - Throws: `EventStoreError.storage`.
+    func forgetRemoteFiles(_ names: some Sequence<String>) throws(EventStoreError) {
+        typealias R = EventStoreSchema.RemoteFile
+        try write("forget remote file names") { tx in
+            for name in names {
+                for key in try tx.snapshot.queryKeys(IndexQuery(table: R.name, index: R.byName, equal: [.string(name)], limit: 1)) {
+                    try tx.delete(from: R.name, key: key)
+                }
+            }
+        }
+    }
+
     /// The local events not yet exported, in count order (then store ID, as the index orders them),
     /// with their stored payload bytes.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
