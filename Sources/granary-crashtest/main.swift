@@ -16,6 +16,8 @@
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
 //   granary-crashtest sync-export <directory>
 //       records and exports GranarySync events into a shared folder (see ExportChild.swift)
+//   granary-crashtest sync-download <directory>
+//       downloads a shared folder's GranarySync events into an event store (see DownloadChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -37,6 +39,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-export" {
     runExportChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-download" {
+    runDownloadChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }
