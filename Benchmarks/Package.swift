@@ -23,6 +23,7 @@ let package = Package(
                 .product(name: "Granary", package: "Granary"),
                 .product(name: "GranaryStack", package: "Granary"),
                 .product(name: "GranaryRecords", package: "Granary"),
+                .product(name: "GranarySync", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -211,6 +211,39 @@ import Testing
         }
     }
 
+    /// `SELF IN %@` reads the listed objects' own rows by key (Core Data apps fetch known objects this
+    /// way, in batches): no scan, whatever the table's size.
+    @Test func selfInReadsTheObjectsRowsByKey() throws {
+        let (coordinator, context) = try makeStack()
+        try context.performAndWait {
+            let f = try Self.populate(context)
+            for i in 0..<40 { makeEmployee(context, "X\(i)", salary: 10 + i, company: f.globex) }
+            try context.save()
+            var all = FetchRequest<ManagedObject>(entityName: "Employee")
+            all.sortKeys = [SortKey("name", ascending: true)]
+            let employees = try context.fetch(all)
+            let chosen = [employees[3], employees[17], employees[30]]
+            var request = FetchRequest<ManagedObject>(entityName: "Employee")
+            request.filter = try PredicateParser.parse("SELF IN %@", arguments: [chosen.map(\.objectID)])
+            request.sortKeys = [SortKey("name", ascending: true)]
+            #expect(try context.explain(request).explain.hasPrefix("ROWS BY KEY (3)"))
+            let before = coordinator.fetchStatistics
+            let found = try context.fetch(request)
+            let after = coordinator.fetchStatistics
+            #expect(found.map(\.objectID) == chosen.map(\.objectID))
+            #expect(after.fullScans == before.fullScans)
+            #expect(after.rowsExamined - before.rowsExamined == 3, "the three listed rows, and no others")
+            // Combined with another term, which is checked on those rows only.
+            request.filter = try PredicateParser.parse("SELF IN %@ AND salary >= 20", arguments: [chosen.map(\.objectID)])
+            let salaries = try context.fetch(request).compactMap { ($0 as? Employee).map(\.salary) }
+            #expect(salaries.allSatisfy { $0 >= 20 })
+            #expect(salaries.count == chosen.filter { (($0 as? Employee)?.salary ?? 0) >= 20 }.count)
+            // Objects of another entity or not saved yet name no row of this table.
+            request.filter = try PredicateParser.parse("SELF == %@", arguments: [f.acme])
+            #expect(try context.fetch(request).isEmpty)
+        }
+    }
+
     /// A model whose to-one relationship has an index, to see the planner use it.
     final class Order: ManagedObject {
         @Managed var number: Int

@@ -246,6 +246,12 @@ do {
                                         imports: imports, observation: observation, options: options)
         rendered.append(table.render(markdown: options.isMarkdown))
     }
+    if options.tables.contains(.sync) {
+        let result = try SyncBench(options: options, scratch: scratch, progress: report).runBlocking()
+        let heading = options.isMarkdown ? "### Sync: two stores through a shared folder" : "Sync: two stores through a shared folder"
+        let table = SyncTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
     if options.tables.contains(.scale) {
         let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).

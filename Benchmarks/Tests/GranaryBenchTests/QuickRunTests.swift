@@ -103,6 +103,17 @@ import Testing
         #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
     }
 
+    @Test func onlySyncPrintsEveryRow() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "sync", "--markdown"])
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        #expect(output.contains("### Sync"))
+        for prefix in ["| S1. ", "| S2. ", "| S3. "] {
+            #expect(lines.contains { $0.hasPrefix(prefix) }, "no \(prefix) row")
+        }
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+
     @Test func onlyScalePrintsEachRowAtBothSizes() throws {
         let (status, output) = try Self.run(["--quick", "--only", "scale", "--markdown"])
         #expect(status == 0)

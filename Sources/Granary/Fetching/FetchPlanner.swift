@@ -17,7 +17,8 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         /// the objects a predicate compares it with (`company == %@` reads the company's `employees`).
         /// The store chooses it, not the planner, for an object comparison on a to-one relationship no
         /// index covers: every relationship has an inverse, which holds exactly the rows that point at
-        /// the object. `relationship` names the inverse (`"Company.employees"`).
+        /// the object. `relationship` names the inverse (`"Company.employees"`), or is `"SELF"` for the
+        /// rows of the objects themselves (`SELF IN %@`).
         case keys(relationship: String, keys: [Int64])
 
         /// The storage queries that run this access path (none for `.fullScan`, which reads the table).
@@ -477,7 +478,7 @@ public enum FetchPlanner {
         case .index(let name, _, _, _, _):
             return "INDEX \(name)" + bounds(access)
         case .keys(let relationship, let keys):
-            return "ROWS LISTED BY \(relationship) (\(keys.count))"
+            return relationship == "SELF" ? "ROWS BY KEY (\(keys.count))" : "ROWS LISTED BY \(relationship) (\(keys.count))"
         case .indexUnion(let scans):
             guard case .index(let name, _, _, _, _)? = scans.first else { return "NOTHING" }
             return "UNION OF \(scans.count) SCANS OF INDEX \(name):" + scans.map(bounds).joined(separator: " |")

@@ -61,8 +61,9 @@ extension PersistentStore {
         try plan(fetch, schema: fetchSchema(for: fetch.entity, includesSubentities: fetch.includesSubentities), snapshot: engine.read())
     }
 
-    /// The planner's plan, except that a full scan with an object comparison on a to-one relationship
-    /// reads the rows the relationship's inverse lists instead (`FetchPlan.AccessPath.keys`).
+    /// The planner's plan, except that a full scan with an object comparison on the object itself reads
+    /// the rows of the objects compared with, and one on a to-one relationship the rows the
+    /// relationship's inverse lists (`FetchPlan.AccessPath.keys`).
     private func plan(_ fetch: StoreFetch, schema: FetchSchema, snapshot: Snapshot) throws -> FetchPlan {
         var plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
                                          limit: fetch.limit, offset: fetch.offset, schema: schema)
@@ -74,6 +75,12 @@ extension PersistentStore {
         case .and(let xs)?: terms = xs
         case let x?: terms = [x]
         case nil: terms = []
+        }
+        // `SELF IN %@` / `SELF == %@` (Core Data's usual way to fetch known objects): their own rows, by key.
+        for case .objects(let path, let ids) in terms where path.isEmpty {
+            let keys = Set(ids.compactMap { id in objectReference(id).flatMap { $0.table == table ? $0.key : nil } })
+            plan.access = .keys(relationship: "SELF", keys: keys.sorted())
+            return plan
         }
         for case .objects(let path, let ids) in terms where path.count == 1 {
             guard let relationship = fetch.entity.relationshipsByName[path[0]], !relationship.isToMany else { continue }

@@ -44,7 +44,7 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records|sync] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
                              [--scale-objects N]
 
@@ -60,7 +60,8 @@ struct BenchOptions {
                           when asked for), or upsert (a batch insert of --objects objects into a constrained
                           entity, half existing, against GRDB's upsert; only run when asked for), or
                           records (JSON imports of --objects objects by unique ID, and observed results
-                          hearing background saves, against GRDB; only run when asked for)
+                          hearing background saves, against GRDB; only run when asked for), or sync (two
+                          stores syncing through a folder, S1–S3, no peer; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --granary-only  object, scale and upsert tables: run Granary's column alone (for profiling; no
@@ -156,6 +157,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     /// GranaryRecords: JSON imports of `--objects` objects by unique ID (J1–J3) and a `Results` hearing of
     /// background saves (R1), against GRDB's `JSONDecoder` + upsert and `ValueObservation`.
     case records
+    /// GranarySync: two stores syncing through a folder (S1–S3); no peer.
+    case sync
 }
 
 /// Why the bench stopped before printing its table.
