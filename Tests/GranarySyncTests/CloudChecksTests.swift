@@ -102,13 +102,14 @@ import Testing
         #expect(Self.deleechReason(try await a.checks.beforeMerge()) == "\(SyncError.storeUnregistered)")
     }
 
-    @Test func removedCloudDataForcesADeleech() async throws {
+    @Test(arguments: [true, false]) func removedCloudDataForcesADeleech(registered: Bool) async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
         let cloud = MemoryFileSystem()
         let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
         try await a.leech()
-        try await a.export()
+        if registered { try await a.export() }
+        #expect(try a.store.state().leechState == (registered ? .registered : .leeched))
         await cloud.removeAll()
         #expect(Self.deleechReason(try await a.checks.beforeMerge()) == "\(SyncError.storeUnregistered)")
     }
