@@ -52,6 +52,7 @@ let package = Package(
                 "GranaryStorage",
                 "Granary",
                 "GranaryRecords",
+                "GranarySync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -18,6 +18,10 @@
 //       records and exports GranarySync events into a shared folder (see ExportChild.swift)
 //   granary-crashtest sync-download <directory>
 //       downloads a shared folder's GranarySync events into an event store (see DownloadChild.swift)
+//   granary-crashtest sync-capture <directory>
+//       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
+//   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
+//       saves and merges one device of a synced pair (see EnsembleChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -35,12 +39,16 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runHistoryChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "upload" {
     runUploadChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-device" {
+    runEnsembleChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-events" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-export" {
     runExportChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-download" {
     runDownloadChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-capture" {
+    runCaptureChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

@@ -45,6 +45,7 @@ struct Demo: ParsableCommand {
         try ObjectGraphDemo.run(store: library)
         try MigrationDemo.run(copying: library)
         try RecordsDemo.run(store: url.deletingLastPathComponent().appendingPathComponent("Members.granary"))
+        try SyncDemo.run(directory: url.deletingLastPathComponent().appendingPathComponent("Sync", isDirectory: true))
         print("Storage engine (module GranaryStorage), store \(url.lastPathComponent)")
 
         var engine = try step("open (recover log + snapshot)") { try Engine.open(.directory(url)) }

@@ -167,50 +167,57 @@ final class CaptureDevice {
     /// The store's synced graph in the projection's form, objects named through the event store's ID map;
     /// an object the map lacks is named `unmapped/<entity>/<key>`, which no projection holds.
     func storeGraph() throws -> Projection {
-        let reading = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: sync)
-        return try reading.performAndWait {
-            let reader = StoreObjectReader(context: reading, store: syncStore, eventStore: eventStore)
-            func key(_ object: ManagedObject) throws -> ObjectKey {
-                try reader.mappedKey(object.objectID)
-                    ?? ObjectKey("unmapped", "\(object.objectID.entityName)/\(object.objectID.primaryKey ?? -1)")
-            }
-            var objects: [ObjectKey: ProjectedObject] = [:]
-            for (entity, shape) in schema.entities {
-                let derived = schema.derivedRelationships(of: entity)
-                try reader.forEachObject(of: entity) { batch throws(SyncError) in
-                    for object in batch {
-                        do {
-                            var projected = ProjectedObject()
-                            for name in shape.attributes {
-                                guard let attribute = object.entity.attributesByName[name] else { continue }
-                                projected.attributes[name] = .some(try AttributeValueReader.value(of: attribute, in: object))
-                            }
-                            for name in Array(shape.toOnes.keys) + derived.filter(\.value).map(\.key) {
-                                projected.toOnes[name] = .some(try reader.related(object, name).first.map(key))
-                            }
-                            for (name, toMany) in shape.toManys {
-                                let members = try reader.related(object, name).map(key)
-                                projected.toManys[name] = toMany.isOrdered ? members : members.sorted()
-                            }
-                            for name in derived.filter({ !$0.value }).map(\.key) {
-                                projected.toManys[name] = try reader.related(object, name).map(key).sorted()
-                            }
-                            objects[try key(object)] = projected
-                        } catch let error as SyncError {
-                            throw error
-                        } catch {
-                            throw SyncError.storeRead("\(error)")
-                        }
-                    }
-                }
-            }
-            return Projection(objects: objects)
-        }
+        try GranarySyncTests.storeGraph(sync: sync, store: syncStore, eventStore: eventStore, schema: schema)
     }
 
     /// The local events recorded, oldest first.
     func localEvents() throws -> [Event] {
         try eventStore.events(withStatus: .localUnexported)
+    }
+}
+
+/// The synced graph of `store` in the projection's form, objects named through `eventStore`'s ID map;
+/// an object the map lacks is named `unmapped/<entity>/<key>`, which no projection holds.
+func storeGraph(sync: PersistentStoreCoordinator, store: PersistentStore, eventStore: EventStore,
+                schema: LedgerSchema) throws -> Projection {
+    let reading = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: sync)
+    return try reading.performAndWait {
+        let reader = StoreObjectReader(context: reading, store: store, eventStore: eventStore)
+        func key(_ object: ManagedObject) throws -> ObjectKey {
+            try reader.mappedKey(object.objectID)
+                ?? ObjectKey("unmapped", "\(object.objectID.entityName)/\(object.objectID.primaryKey ?? -1)")
+        }
+        var objects: [ObjectKey: ProjectedObject] = [:]
+        for (entity, shape) in schema.entities {
+            let derived = schema.derivedRelationships(of: entity)
+            try reader.forEachObject(of: entity) { batch throws(SyncError) in
+                for object in batch {
+                    do {
+                        var projected = ProjectedObject()
+                        for name in shape.attributes {
+                            guard let attribute = object.entity.attributesByName[name] else { continue }
+                            projected.attributes[name] = .some(try AttributeValueReader.value(of: attribute, in: object))
+                        }
+                        for name in Array(shape.toOnes.keys) + derived.filter(\.value).map(\.key) {
+                            projected.toOnes[name] = .some(try reader.related(object, name).first.map(key))
+                        }
+                        for (name, toMany) in shape.toManys {
+                            let members = try reader.related(object, name).map(key)
+                            projected.toManys[name] = toMany.isOrdered ? members : members.sorted()
+                        }
+                        for name in derived.filter({ !$0.value }).map(\.key) {
+                            projected.toManys[name] = try reader.related(object, name).map(key).sorted()
+                        }
+                        objects[try key(object)] = projected
+                    } catch let error as SyncError {
+                        throw error
+                    } catch {
+                        throw SyncError.storeRead("\(error)")
+                    }
+                }
+            }
+        }
+        return Projection(objects: objects)
     }
 }
 

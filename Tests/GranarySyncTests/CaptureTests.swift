@@ -64,6 +64,22 @@ import Testing
         #expect(try device.recorder.history.decode(tokenAfter) == current)
     }
 
+    @Test func m27ExcludedPropertiesAreNeverSent() throws {
+        var configuration = Fixture.configuration
+        configuration.excludedProperties = ["Book.title", "Book.tags"]
+        let device = try CaptureDevice(configuration: configuration)
+        try device.save { context in
+            let book = try device.insert("Book", [Fixture.gid: "b1", "title": "Local title", "year": Int64(1961)], in: context)
+            try book.add([try device.insert("Tag", [Fixture.gid: "t1"], in: context)], toRelationship: "tags")
+        }
+        let inserted = try #require(try device.recorder.capture())
+        let book = try #require(inserted.change(Self.book("b1")))
+        #expect(book.attributes.keys.sorted() == [Fixture.gid, "year"])
+        #expect(book.memberAdds.isEmpty)
+        try device.save { try device.object("Book", "b1", in: $0).setValue("Changed", forKey: "title") }
+        #expect(try device.recorder.capture() == nil, "a window changing only an excluded property records nothing")
+    }
+
     @Test func m29TheEnsemblesOwnMergeSavesAreNeverCaptured() throws {
         let device = try CaptureDevice()
         try device.save(author: SyncConstants.mergeAuthor) {
@@ -74,6 +90,25 @@ import Testing
         try device.save(author: "importer") { try device.insert("Author", [Fixture.gid: "local", "name": "Mine"], in: $0) }
         let event = try #require(try device.recorder.capture())
         #expect(event.changes.map(\.key) == [Self.author("local")], "only the app's save; other authors are captured")
+    }
+
+    @Test func objectsTheMapLacksAreSentAsInsertsWhenUpdatedOrNamed() throws {
+        let device = try CaptureDevice()
+        // Rows no capture saw (saved under the merge author, as a merge whose finalize never ran would).
+        try device.save(author: SyncConstants.mergeAuthor) { context in
+            try device.insert("Author", [Fixture.gid: "orphan", "name": "Unmapped"], in: context)
+            try device.insert("Tag", [Fixture.gid: "t-orphan"], in: context)
+        }
+        #expect(try device.recorder.capture() == nil)
+        try device.save { context in
+            try device.object("Author", "orphan", in: context).setValue("Edited", forKey: "name")
+            try device.insert("Book", [Fixture.gid: "b1", "tags": Set([try device.object("Tag", "t-orphan", in: context)])], in: context)
+        }
+        let event = try #require(try device.recorder.capture())
+        #expect(event.change(Self.author("orphan"))?.kind == .insert, "updated, never sent: sent whole")
+        #expect(event.change(Self.author("orphan"))?.attributes["name"] == .some(.string("Edited")))
+        #expect(event.change(Self.tag("t-orphan"))?.kind == .insert, "named by a sent relationship")
+        #expect(try device.ledgerProjection() == device.storeGraph())
     }
 
     @Test func insertThenDeleteInOneWindowSendsNothingAndUpdateThenDeleteSendsTheDelete() throws {
@@ -251,6 +286,78 @@ import Testing
         #expect(try device.ledgerProjection() == device.storeGraph())
     }
 
+    /// The changes a window holding only the non-canonical side's reports assembles to: what capture
+    /// sends if history named a link on the side that does not store it (§8.1 step 6).
+    static func assembleReportsOfNonCanonicalSide(_ device: CaptureDevice, entity: String) throws -> [ObjectChange] {
+        let state = try device.eventStore.state()
+        let transactions = try device.recorder.history.transactions(after: try device.recorder.history.decode(state.historyToken))
+        var window = CaptureWindow()
+        for transaction in transactions {
+            for change in transaction.changes where change.changedObjectID.entityName == entity {
+                window.fold(change.changedObjectID, change.changeType, change.updatedProperties ?? [])
+            }
+        }
+        #expect(!window.isEmpty)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: device.sync)
+        let reader = StoreObjectReader(context: context, store: device.syncStore, eventStore: device.eventStore)
+        let assembler = CaptureAssembler(reader: reader, schema: device.schema, identifiers: device.identifiers,
+                                         slice: LedgerSlice(eventStore: device.eventStore))
+        return try context.performAndWait { try assembler.assemble(window).changes }
+    }
+
+    @Test func aLinkReportedOnlyOnItsNonCanonicalSideIsTranslatedToTheCanonicalSide() throws {
+        let device = try CaptureDevice()
+        try device.save { context in
+            let author = try device.insert("Author", [Fixture.gid: "a1"], in: context)
+            try device.insert("Book", [Fixture.gid: "b1", "author": author], in: context)
+            try device.insert("Book", [Fixture.gid: "b2"], in: context)
+            try device.insert("Tag", [Fixture.gid: "t1"], in: context)
+            try device.insert("Person", [Fixture.gid: "p1"], in: context)
+            try device.insert("Passport", [Fixture.gid: "x1"], in: context)
+        }
+        _ = try device.recorder.capture()
+        // One-to-many from the to-many side: b2 joins, b1 leaves. A member leaving is not looked up from
+        // the author's side (the ledger has no index of to-one targets): b1's own row changed, and history
+        // reports it there (checked below, with the Book reports in the window).
+        try device.save { context in
+            let author = try device.object("Author", "a1", in: context)
+            try author.remove([try device.object("Book", "b1", in: context)], fromRelationship: "books")
+            try author.add([try device.object("Book", "b2", in: context)], toRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Author") == [
+            ObjectChange(key: Self.book("b2"), kind: .update, toOnes: ["author": Self.author("a1")]),
+        ])
+        #expect(try device.recorder.capture()?.changes == [
+            ObjectChange(key: Self.book("b1"), kind: .update, toOnes: ["author": ObjectKey?.none]),
+            ObjectChange(key: Self.book("b2"), kind: .update, toOnes: ["author": Self.author("a1")]),
+        ])
+        _ = try device.recorder.capture()
+        // Many-to-many from the derived side.
+        try device.save { context in
+            try device.object("Tag", "t1", in: context).add([try device.object("Book", "b2", in: context)], toRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Tag") == [
+            ObjectChange(key: Self.book("b2"), kind: .update, memberAdds: ["tags": [.init(member: Self.tag("t1"))]]),
+        ])
+        _ = try device.recorder.capture()
+        try device.save { context in
+            try device.object("Tag", "t1", in: context).remove([try device.object("Book", "b2", in: context)], fromRelationship: "books")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Tag") == [
+            ObjectChange(key: Self.book("b2"), kind: .update, memberRemoves: ["tags": [Self.tag("t1")]]),
+        ])
+        _ = try device.recorder.capture()
+        // One-to-one from the derived side.
+        try device.save { context in
+            try device.object("Person", "p1", in: context).setValue(try device.object("Passport", "x1", in: context), forKey: "passport")
+        }
+        #expect(try Self.assembleReportsOfNonCanonicalSide(device, entity: "Person") == [
+            ObjectChange(key: ObjectKey("Passport", "x1"), kind: .update, toOnes: ["holder": ObjectKey("Person", "p1")]),
+        ])
+        _ = try device.recorder.capture()
+        #expect(try device.ledgerProjection() == device.storeGraph())
+    }
+
     // MARK: Values
 
     @Test func m15EveryAttributeTypeIsReadExactlyFromARealStore() throws {
@@ -306,6 +413,9 @@ import Testing
                 try device.object("Book", "b1", in: context).setValue("Final", forKey: "title")
                 try device.insert("Book", [Fixture.gid: "b2", "title": "Later"], in: context)
                 context.delete(try device.object("Book", "gone", in: context))
+                // A new object that a row of the window now names: sent with it, under its own ID.
+                try device.object("Book", "b1", in: context)
+                    .setValue(try device.insert("Author", [Fixture.gid: "a9", "name": "New"], in: context), forKey: "author")
             }
         }
         let first = try #require(try device.recorder.capture())
@@ -313,10 +423,13 @@ import Testing
         #expect(first.change(Self.book("b1"))?.attributes["title"] == .some(.string("Final")), "rows are read as they are now")
         #expect(first.change(Self.book("gone")) == nil, "its row is gone: skipped, and its delete is in the next window")
         #expect(first.change(Self.book("b2")) == nil, "not in the window")
+        #expect(first.change(Self.book("b1"))?.toOnes["author"] == .some(Self.author("a9")))
+        #expect(first.change(Self.author("a9"))?.kind == .insert, "named by a row of the window, so sent with it")
         let second = try #require(try device.recorder.capture())
         #expect(second.change(Self.book("b2"))?.kind == .insert)
         #expect(second.change(Self.book("b1"))?.attributes["title"] == .some(.string("Final")), "captured again: re-sent")
         #expect(second.change(Self.book("gone")) == nil, "never sent, so its delete is dropped")
+        #expect(second.change(Self.author("a9"))?.kind == .update, "already sent: its insert is not sent twice")
         #expect(try device.ledgerProjection() == device.storeGraph())
         #expect(try device.recorder.capture() == nil)
     }

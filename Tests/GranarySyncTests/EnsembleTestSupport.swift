@@ -166,8 +166,13 @@ final class MergeRecorder: PersistentStoreEnsembleDelegate, @unchecked Sendable 
     private let lock = NSLock()
     private var _changes: [ContextChanges] = []
     private var _deleeches: [SyncError] = []
+    private var _automaticFailures: [SyncError] = []
     var changes: [ContextChanges] { lock.withLock { _changes } }
     var deleeches: [SyncError] { lock.withLock { _deleeches } }
+    var automaticFailures: [SyncError] { lock.withLock { _automaticFailures } }
+    func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didFailToMergeAutomaticallyWith error: SyncError) {
+        lock.withLock { _automaticFailures.append(error) }
+    }
     func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didSaveMergeChangesWith changes: ContextChanges) {
         lock.withLock { _changes.append(changes) }
     }

@@ -103,6 +103,34 @@ import Testing
         #expect(graph.nodes["Tag/x"]?.relationships["notes"] == ["Note/a1", "Note/shared"])
     }
 
+    /// M8 on one device: an object created under a global identifier the store already has (a default
+    /// folder made at first launch after sync brought the other device's) is folded into the existing
+    /// one, on this device as on the others.
+    @Test func anObjectMadeLocallyUnderAKnownIdentifierIsFoldedIntoIt() async throws {
+        let (root, d) = try await devices(["a", "b"])
+        defer { removeScratch(root) }
+        try d[0].addNote("on a", id: "a1", folder: "Work")
+        try await mergeAll(d)
+        try d[1].perform { context in
+            let folder = SyncFolder(context: context)               // a second "Work" on b
+            folder.uniqueIdentifier = "Work"
+            folder.name = "Work, renamed on b"
+            let note = SyncNote(context: context)
+            note.uniqueIdentifier = "b1"
+            note.text = "on b"
+            note.folder = folder
+            try context.save()
+        }
+        try await mergeAll(d)
+        for device in d {
+            let graph = try device.graph()
+            #expect(graph.duplicates.isEmpty, "\(device.name): \(graph.duplicates)")
+            #expect(graph.nodes["Folder/Work"]?.relationships["notes"] == ["Note/a1", "Note/b1"], "\(device.name)")
+            #expect(graph.nodes["Folder/Work"]?.attributes["name"] == "Work, renamed on b", "\(device.name)")
+        }
+        #expect(try d[0].graph() == (try d[1].graph()))
+    }
+
     @Test func toManyChangesMergePerMember() async throws {
         let (root, d) = try await devices(["a", "b"])
         defer { removeScratch(root) }
@@ -222,6 +250,108 @@ import Testing
         #expect(d[1].recorder.deleeches.count == 1)
     }
 
+    /// Devices sharing one in-memory cloud, leeched, for tests that inject faults or change its identity.
+    func memoryDevices(_ names: [String]) async throws -> (URL, MemoryFileSystem, [SyncTestDevice]) {
+        let root = try makeScratchDirectory()
+        let cloud = MemoryFileSystem()
+        let model = try syncNotesModel()
+        var devices: [SyncTestDevice] = []
+        for name in names {
+            let device = try SyncTestDevice(name, in: root, model: model, cloud: cloud)
+            try await device.ensemble.leech()
+            devices.append(device)
+        }
+        return (root, cloud, devices)
+    }
+
+    @Test func ensemblesAreListedAndARemovedEnsembleDeleechesItsDevices() async throws {
+        let (root, cloud, d) = try await memoryDevices(["a", "b"])
+        defer { removeScratch(root) }
+        try await mergeAll(d)
+        #expect(try await PersistentStoreEnsemble.ensembleIdentifiers(in: cloud) == ["Notes"])
+        try await PersistentStoreEnsemble.removeEnsemble(identifier: "Notes", in: cloud)
+        #expect(try await PersistentStoreEnsemble.ensembleIdentifiers(in: cloud) == [])
+        for device in d {
+            await #expect(throws: SyncError.self) { try await device.ensemble.merge() }
+            #expect(!device.ensemble.isLeeched)
+            if case .storeUnregistered? = device.recorder.deleeches.first {} else {
+                Issue.record("\(device.name) deleeched for \(device.recorder.deleeches)")
+            }
+        }
+        await #expect(throws: SyncError.self) { try await PersistentStoreEnsemble.removeEnsemble(identifier: "../x", in: cloud) }
+    }
+
+    @Test func aChangedCloudIdentityDeleechesTheStoreAndSaysWhy() async throws {
+        let (root, cloud, d) = try await memoryDevices(["a", "b"])
+        defer { removeScratch(root) }
+        try d[0].addNote("before", id: "n1")
+        try await mergeAll(d)
+        await cloud.setIdentity(CloudIdentity("another account"))
+        await #expect(throws: SyncError.self) { try await d[0].ensemble.merge() }
+        #expect(!d[0].ensemble.isLeeched)
+        #expect(d[0].recorder.deleeches.count == 1)
+        if case .cloudIdentityChanged? = d[0].recorder.deleeches.first {} else {
+            Issue.record("deleeched for \(d[0].recorder.deleeches), not a changed identity")
+        }
+        // The store keeps its data, and leeching again on the new cloud works.
+        #expect(try d[0].graph().nodes["Note/n1"] != nil)
+        try await d[0].ensemble.leech()
+        #expect(d[0].ensemble.isLeeched)
+    }
+
+    @Test func aCloudFailingMidMergeLosesAndDuplicatesNothing() async throws {
+        let (root, cloud, d) = try await memoryDevices(["a", "b"])
+        defer { removeScratch(root) }
+        try d[0].addNote("one", id: "n1", tags: ["t"])
+        try d[0].addNote("two", id: "n2")
+        try await d[0].ensemble.merge()
+        await cloud.failNext(.download, with: .unavailable(reason: "the folder went away"))
+        do {
+            try await d[1].ensemble.merge()
+            Issue.record("the merge did not fail")
+        } catch {
+            #expect(error.isRetryable, "\(error)")
+        }
+        await cloud.failNext(.upload, with: .unavailable(reason: "the folder went away"))
+        try d[1].addNote("three", id: "n3")
+        await #expect(throws: SyncError.self) { try await d[1].ensemble.merge() }
+        try await mergeAll(d)
+        let graph = try d[0].graph()
+        #expect(graph == (try d[1].graph()))
+        #expect(graph.duplicates.isEmpty)
+        #expect(Set(graph.nodes.keys.filter { $0.hasPrefix("Note/") }) == ["Note/n1", "Note/n2", "Note/n3"])
+    }
+
+    /// M24: the repair hook's changes are saved with the merge and sent to the other devices.
+    @Test func theRepairHookFixesMergedChangesEverywhere() async throws {
+        let (root, d) = try await devices(["a", "b"])
+        defer { removeScratch(root) }
+        let repairer = StarRepairer()
+        d[1].ensemble.delegate = repairer
+        try d[0].addNote("fix me", id: "n1")
+        try await mergeAll(d)
+        #expect(repairer.calls > 0)
+        let graph = try d[1].graph()
+        #expect(graph.nodes["Note/n1"]?.attributes["stars"] == "4", "the repair was not saved")
+        #expect(try d[0].graph() == graph, "the repair did not reach the other device")
+        d[1].ensemble.delegate = d[1].recorder
+    }
+
+    /// M25: a merge the delegate refuses saves nothing; its events wait and integrate at a later merge.
+    @Test func aRefusedMergeSavesNothingAndItsEventsWait() async throws {
+        let (root, d) = try await devices(["a", "b"])
+        defer { removeScratch(root) }
+        let refuser = Refuser()
+        d[1].ensemble.delegate = refuser
+        try d[0].addNote("wait for it", id: "n1")
+        try await d[0].ensemble.merge()
+        await #expect(throws: SyncError.self) { try await d[1].ensemble.merge() }
+        #expect(try d[1].graph().nodes["Note/n1"] == nil)
+        d[1].ensemble.delegate = d[1].recorder
+        try await d[1].ensemble.merge()
+        #expect(try d[1].graph().nodes["Note/n1"] != nil)
+    }
+
     @Test func threeDevicesConverge() async throws {
         let (root, d) = try await devices(["a", "b", "c"])
         defer { removeScratch(root) }
@@ -239,4 +369,26 @@ import Testing
         #expect(graph.nodes["Folder/Shared"]?.relationships["notes"] == ["Note/a1", "Note/b1"])
         #expect(graph.nodes["Note/c1"]?.attributes["stars"] == "3")
     }
+}
+
+/// Gives every merged note with text "fix me" four stars, in the reparation context.
+final class StarRepairer: PersistentStoreEnsembleDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _calls = 0
+    var calls: Int { lock.withLock { _calls } }
+    func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, shouldSaveMergedChangesIn savingContext: ManagedObjectContext,
+                                 reparationContext: ManagedObjectContext) -> Bool {
+        lock.withLock { _calls += 1 }
+        reparationContext.performAndWait {
+            let notes = (try? reparationContext.fetch(FetchRequest<SyncNote>(entityName: "Note"))) ?? []
+            for note in notes where note.text == "fix me" && note.stars != 4 { note.stars = 4 }
+        }
+        return true
+    }
+}
+
+/// Refuses every merge.
+final class Refuser: PersistentStoreEnsembleDelegate {
+    func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, shouldSaveMergedChangesIn savingContext: ManagedObjectContext,
+                                 reparationContext: ManagedObjectContext) -> Bool { false }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Granary
+import Synchronization
 import Testing
 @testable import GranarySync
 
@@ -36,6 +37,12 @@ import Testing
         let event = try #require(try device.recorder.capture())
         #expect(event.changes == [ObjectChange(key: ObjectKey("Author", "a1"), kind: .update,
                                                attributes: [Fixture.gid: .string("a1-renamed")])])
+        #expect(device.recorder.changedIdentifiers.map(\.entity) == ["Author"])
+        #expect(device.recorder.changedIdentifiers.first?.old == "a1")
+        #expect(device.recorder.changedIdentifiers.first?.new == "a1-renamed")
+        try device.save { try device.object("Author", "a1-renamed", in: $0).setValue("Lem", forKey: "name") }
+        _ = try device.recorder.capture()
+        #expect(device.recorder.changedIdentifiers.isEmpty, "reported for the capture that saw the change only")
     }
 
     @Test func anEmptyIdentifierAttributeGivesARandomIDAndIsCounted() throws {
@@ -48,6 +55,57 @@ import Testing
         #expect(event.changes.count == 2)
         #expect(event.changes.allSatisfy { UUID(uuidString: $0.key.globalID) != nil })
         #expect(device.recorder.missingIdentifiers == ["Author": 2])
+    }
+
+    /// Folds the duplicates the last capture reported, as the ensemble does after capturing.
+    static func foldDuplicates(_ device: CaptureDevice) throws {
+        _ = try LocalDuplicateMerger.merge(device.recorder.localDuplicates, coordinator: device.sync)
+    }
+
+    @Test func m8ASecondLiveObjectWithOneGlobalIDIsSentAsThatKeyAndReportedForFolding() throws {
+        let device = try CaptureDevice()
+        let (first, second) = try device.save { context in
+            let first = try device.insert("Author", [Fixture.gid: "dup", "name": "First"], in: context)
+            let second = try device.insert("Author", [Fixture.gid: "dup", "name": "Second"], in: context)
+            try device.insert("Book", [Fixture.gid: "b1", "author": first], in: context)
+            try device.insert("Book", [Fixture.gid: "b2", "author": second], in: context)
+            return (first, second)
+        }
+        let event = try #require(try device.recorder.capture())
+        let authors = event.changes.filter { $0.key.entity == "Author" }
+        #expect(authors.map(\.key) == [ObjectKey("Author", "dup")], "one key, one object")
+        #expect(authors.first?.attributes["name"] == .some(.string("Second")), "the newcomer's values, as the fold leaves them")
+        #expect(event.change(ObjectKey("Book", "b2"))?.toOnes["author"] == .some(ObjectKey("Author", "dup")))
+        #expect(device.recorder.localDuplicates == [LocalDuplicateMerger.Pair(duplicate: second.objectID, survivor: first.objectID)])
+        #expect(device.recorder.duplicateIdentifiers == ["Author": 1])
+        try Self.foldDuplicates(device)
+        #expect(try device.ledgerProjection() == device.storeGraph(), "folded, the store is the projection again")
+        #expect(try device.recorder.capture() == nil, "the fold is the ensemble's own save")
+
+        // Later, while the survivor lives: the newcomer's values win and both books stay with it.
+        let third = try device.save { context in
+            let third = try device.insert("Author", [Fixture.gid: "dup", "name": "Third"], in: context)
+            try device.insert("Book", [Fixture.gid: "b3", "author": third], in: context)
+            return third
+        }
+        let later = try #require(try device.recorder.capture())
+        #expect(later.change(ObjectKey("Author", "dup"))?.kind == .insert)
+        #expect(later.change(ObjectKey("Author", "dup"))?.attributes["name"] == .some(.string("Third")))
+        #expect(device.recorder.localDuplicates.map(\.duplicate) == [third.objectID])
+        try Self.foldDuplicates(device)
+        #expect(try device.ledgerProjection() == device.storeGraph())
+        #expect(try device.ledgerProjection().objects[ObjectKey("Author", "dup")]?.toManys["books"]
+                == [ObjectKey("Book", "b1"), ObjectKey("Book", "b2"), ObjectKey("Book", "b3")])
+
+        // Once the key's object is deleted, a new one takes the key over: no duplicate.
+        try device.save { context in
+            for object in try CapturePropertyTests.objects("Author", in: context) { context.delete(object) }
+        }
+        _ = try device.recorder.capture()
+        try device.save { try device.insert("Author", [Fixture.gid: "dup", "name": "Fourth"], in: $0) }
+        #expect(try device.recorder.capture()?.changes.map(\.key) == [ObjectKey("Author", "dup")])
+        #expect(device.recorder.localDuplicates.isEmpty)
+        #expect(try device.ledgerProjection() == device.storeGraph())
     }
 
     @Test func theDelegateWinsAndMayLeaveSomeObjectsOrEntitiesToTheOtherSources() throws {
@@ -69,6 +127,21 @@ import Testing
         #expect(!authors.contains("ignored") && !authors.contains("ignored-too"))
         #expect(authors.contains { UUID(uuidString: $0) != nil }, "a nil element is a random ID")
         #expect(event.change(ObjectKey("Book", "b1")) != nil, "nil for the whole entity falls through to the attribute")
+    }
+
+    @Test func theDelegateIsAskedInBatchesOfAThousandPerEntity() throws {
+        let batches = Mutex<[String]>([])
+        let device = try CaptureDevice(delegate: { entity, objects in
+            batches.withLock { $0.append("\(entity) \(objects.count)") }
+            return nil
+        })
+        try device.save { context in
+            for i in 0..<1_500 { try device.insert("Tag", [Fixture.gid: "t\(i)"], in: context) }
+            try device.insert("Author", [Fixture.gid: "a1"], in: context)
+        }
+        let event = try #require(try device.recorder.capture())
+        #expect(event.changes.count == 1_501)
+        #expect(batches.withLock { $0.sorted() } == ["Author 1", "Tag 1000", "Tag 500"])
     }
 
     @Test func aDelegateAnsweringWithTheWrongCountIsATypedErrorAndCapturesNothing() throws {

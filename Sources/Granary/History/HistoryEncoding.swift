@@ -66,10 +66,13 @@ enum HistoryEncoding {
         let count = try reader.count()
         stored.changes.reserveCapacity(count)
         for position in 0..<count {
-            let entity = try reader.count()
-            guard entity < stored.entities.count else {
-                throw Failure(description: "change \(position) names entity \(entity) of \(stored.entities.count)")
+            // An index, not a count: it is bounded by the entity names read, not by the bytes left (the last
+            // change of a transaction over many entities names an index above the few bytes that follow it).
+            let index = try reader.varint()
+            guard index < UInt64(stored.entities.count) else {
+                throw Failure(description: "change \(position) names entity \(index) of \(stored.entities.count)")
             }
+            let entity = Int(index)
             let key = try reader.signed()
             let rawKind = try reader.byte()
             guard let kind = PersistentHistoryChange.ChangeType(rawValue: Int(rawKind)) else {

@@ -15,16 +15,30 @@ final class CaptureAssembler {
         var changes: [ObjectChange] = []
         var localKeys: [ObjectKey: Int64] = [:]
         var missingIdentifiers: [String: Int] = [:]
+        /// Objects whose identifier attribute now differs from the global ID fixed at their first capture
+        /// (for `SyncDiagnostic.globalIdentifierChanged`: unstable IDs are the classic cause of duplicates).
+        var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
+        /// Per entity, how many new objects repeat the global ID of another live object of the store.
+        var duplicateIdentifiers: [String: Int] = [:]
+        /// Those objects, each with the object whose key it repeats: the ensemble folds each into its
+        /// survivor (`LocalDuplicateMerger`), which is what the event already says.
+        var localDuplicates: [LocalDuplicateMerger.Pair] = []
     }
 
     private let reader: StoreObjectReader
     private let schema: LedgerSchema
     private let identifiers: GlobalIdentifierSource
-    private let ledger: Ledger
-    /// Per entity, its non-canonical relationships: the name of the canonical inverse on the destination.
-    private let nonCanonical: [String: [String: String]]
-    private lazy var ledgerReader = LedgerReader(ledger: ledger)
-    private lazy var projection = Projection(of: ledger, schema: schema)
+    private let slice: LedgerSlice
+    /// The canonical inverse, on the destination, of a relationship that is not sent itself.
+    private struct Canonical {
+        var name: String
+        var isToMany: Bool
+    }
+
+    /// Per entity, its non-canonical relationships with their canonical inverse.
+    private let nonCanonical: [String: [String: Canonical]]
+    /// A reader of the loaded part of the ledger, made again after each load.
+    private var ledgerReader: LedgerReader
 
     private var rows: [ManagedObjectID: ManagedObject] = [:]
     private var inserts: [ManagedObjectID] = []
@@ -36,13 +50,16 @@ final class CaptureAssembler {
     /// The key of every object an event change names, resolved from the map or made for an insert.
     private var keys: [ManagedObjectID: ObjectKey] = [:]
     private var replacing: Set<ObjectKey> = []
+    /// New objects repeating a live object's key: sent as inserts of that key, never mapped.
+    private var duplicates: Set<ManagedObjectID> = []
     private var result = Result()
 
-    init(reader: StoreObjectReader, schema: LedgerSchema, identifiers: GlobalIdentifierSource, ledger: Ledger) {
+    init(reader: StoreObjectReader, schema: LedgerSchema, identifiers: GlobalIdentifierSource, slice: LedgerSlice) {
         self.reader = reader
         self.schema = schema
         self.identifiers = identifiers
-        self.ledger = ledger
+        self.slice = slice
+        self.ledgerReader = LedgerReader(ledger: slice.ledger)
         self.nonCanonical = Self.nonCanonicalRelationships(model: reader.context.persistentStoreCoordinator?.managedObjectModel,
                                                            schema: schema)
     }
@@ -64,6 +81,8 @@ final class CaptureAssembler {
         try loadRows()
         try queueUnmappedReferences()
         try assignKeys()
+        // Everything the changes touch, for their to-many deltas now and for integrating the event next.
+        try load(updateOrder.compactMap { keys[$0] } + inserts.compactMap { keys[$0] } + deletes.values, members: true)
         try buildChanges()
         return result
     }
@@ -100,35 +119,76 @@ final class CaptureAssembler {
         }
     }
 
-    /// A link history reported on the non-canonical side (Author.books, Tag.books) is sent as a change of
-    /// the canonical side of each object whose link differs from what the ledger derives (§8.1 step 6).
-    /// Only the differences: re-sending an unchanged to-one would be a new write that overrides a
-    /// concurrent device's change of it.
+    private func load(_ keys: some Sequence<ObjectKey>, members: Bool) throws(SyncError) {
+        try slice.load(keys, members: members)
+        ledgerReader = LedgerReader(ledger: slice.ledger)
+    }
+
+    /// A link history reported on the non-canonical side (Author.books, Tag.books, Person.passport) is sent
+    /// as a change of the canonical side of each counterpart whose link differs from the ledger's (§8.1
+    /// step 6). Only the differences: re-sending an unchanged to-one would be a new write that overrides
+    /// a concurrent device's change of it.
+    ///
+    /// Found from here: counterparts the object now has that the ledger does not link it to, and for a
+    /// many-to-many the ledger's owners of the object that are no longer counterparts. A counterpart that
+    /// left a one-to-many or one-to-one is not looked up (the ledger has no index of to-one targets): its
+    /// own row changed, so history reports it on its canonical side.
     private func translateNonCanonicalSides() throws(SyncError) {
+        var pairs: [(key: ObjectKey?, counterparts: [ManagedObject], canonical: Canonical)] = []
+        var wanted: [ObjectKey] = []
         for id in inserts + updateOrder {
             guard let object = rows[id], let relationships = nonCanonical[id.entityName] else { continue }
             let named: Set<String>? = insertSet.contains(id) ? nil : (updates[id] ?? nil)
+            let key = insertSet.contains(id) ? nil : try reader.mappedKey(id)
             for (name, canonical) in relationships.sorted(by: { $0.key < $1.key }) where named?.contains(name) ?? true {
-                let current = try reader.related(object, name)
-                var derived: [ObjectKey] = []
-                if !insertSet.contains(id), let key = try reader.mappedKey(id),
-                   let projected = projection.objects[ledgerReader.existingRepresentative(key) ?? key] {
-                    if let members = projected.toManys[name] { derived = members } else if let target = projected.toOnes[name] ?? nil { derived = [target] }
-                }
-                var currentKeys: Set<ObjectKey> = []
-                for counterpart in current {
-                    if let key = try reader.mappedKey(counterpart.objectID) { currentKeys.insert(key) }
-                    if try reader.mappedKey(counterpart.objectID).map({ !derived.contains($0) }) ?? true {
-                        rows[counterpart.objectID] = rows[counterpart.objectID] ?? counterpart
-                        try touch(counterpart.objectID, canonical)
-                    }
-                }
-                for key in derived where !currentKeys.contains(key) {
-                    guard let counterpartID = try reader.objectID(for: key) else { continue }
-                    try touch(counterpartID, canonical)
-                }
+                let counterparts = try reader.related(object, name)
+                pairs.append((key, counterparts, canonical))
+                if let key { wanted.append(key) }
+                for counterpart in counterparts { if let mapped = try reader.mappedKey(counterpart.objectID) { wanted.append(mapped) } }
             }
         }
+        guard !pairs.isEmpty else { return }
+        try load(wanted, members: true)
+        for pair in pairs {
+            guard let key = pair.key else {
+                // A new object: every counterpart links to it anew.
+                for counterpart in pair.counterparts { try touch(counterpart, pair.canonical.name) }
+                continue
+            }
+            let me = ledgerReader.existingRepresentative(key) ?? key
+            var current: Set<ObjectKey> = []
+            for counterpart in pair.counterparts {
+                guard let counterpartKey = try reader.mappedKey(counterpart.objectID) else {
+                    try touch(counterpart, pair.canonical.name)
+                    continue
+                }
+                current.insert(counterpartKey)
+                if !links(counterpartKey, pair.canonical.name, to: me) { try touch(counterpart, pair.canonical.name) }
+            }
+            guard pair.canonical.isToMany else { continue }
+            let owners = try slice.owners(of: key, in: pair.canonical.name).filter { !current.contains($0) }
+            ledgerReader = LedgerReader(ledger: slice.ledger)
+            for owner in owners where links(owner, pair.canonical.name, to: me) {
+                guard let ownerID = try reader.objectID(for: owner) else { continue }
+                try touch(ownerID, pair.canonical.name)
+            }
+        }
+    }
+
+    /// Whether the ledger has `owner`'s canonical `relationship` naming `target`: a present member of a
+    /// to-many, or the winning value of a to-one.
+    private func links(_ owner: ObjectKey, _ relationship: String, to target: ObjectKey) -> Bool {
+        let group = ledgerReader.group(of: owner)
+        if schema.entities[owner.entity]?.toManys[relationship] != nil {
+            return ledgerReader.presentAdds(of: group, in: relationship).keys.contains(target)
+        }
+        let winner = ledgerReader.winner(group) { $0.toOnes[relationship]?.candidates ?? [] }
+        return (winner?.value).flatMap(ledgerReader.existingRepresentative) == target
+    }
+
+    private func touch(_ counterpart: ManagedObject, _ property: String) throws(SyncError) {
+        rows[counterpart.objectID] = rows[counterpart.objectID] ?? counterpart
+        try touch(counterpart.objectID, property)
     }
 
     private func touch(_ id: ManagedObjectID, _ property: String) throws(SyncError) {
@@ -179,7 +239,7 @@ final class CaptureAssembler {
         }
         inserts = inserts.filter { insertSet.contains($0) }
         let deletedKeys = Dictionary(deletes.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-        var claimed: Set<ObjectKey> = []
+        var claimedBy: [ObjectKey: ManagedObjectID] = [:]
         for entity in freshOrder {
             let ids = fresh[entity] ?? []
             let objects = ids.compactMap { rows[$0] }
@@ -187,23 +247,41 @@ final class CaptureAssembler {
             let (made, missing) = try identifiers.identifiers(entity: entity, objects: objects)
             if missing > 0 { result.missingIdentifiers[entity, default: 0] += missing }
             for (id, globalID) in zip(ids, made) {
+                guard let localKey = id.primaryKey else { continue }
                 let key = ObjectKey(entity, globalID)
                 keys[id] = key
-                guard let localKey = id.primaryKey, claimed.insert(key).inserted else { continue }
-                if let deleted = deletedKeys[key] {
+                if let deleted = deletedKeys[key], claimedBy[key] == nil {
                     // M13: the window deleted an object and inserted a new one under its global ID.
                     replacing.insert(key)
                     deletes[deleted] = nil
-                    result.localKeys[key] = localKey
-                } else if let previous = try reader.objectID(for: key), previous != id, reader.exists(previous) {
-                    // A second live object with one global ID: the key stays with the object that had it,
-                    // and this one's values are sent as an insert of the key (M8: one key, one object).
+                } else if let survivor = try survivor(of: key, other: id, claimedBy: claimedBy) {
+                    // A second live object of this store with one global ID (a default object made at
+                    // first launch after sync brought the other device's): M8 on one device. The key stays
+                    // with the object that had it; this one's values are sent as an insert of the key, and
+                    // the pair is reported so that the ensemble folds the newcomer into it.
+                    duplicates.insert(id)
+                    result.localDuplicates.append(LocalDuplicateMerger.Pair(duplicate: id, survivor: survivor))
+                    result.duplicateIdentifiers[entity, default: 0] += 1
                     continue
-                } else {
-                    result.localKeys[key] = localKey
                 }
+                claimedBy[key] = id
+                result.localKeys[key] = localKey
             }
         }
+    }
+
+    /// The object `key` belongs to when `id` repeats it: one claimed earlier in this window, or the
+    /// mapped row if it still exists.
+    private func survivor(of key: ObjectKey, other id: ManagedObjectID,
+                          claimedBy: [ObjectKey: ManagedObjectID]) throws(SyncError) -> ManagedObjectID? {
+        if let claimant = claimedBy[key] { return claimant }
+        return try liveHolder(of: key, other: id)
+    }
+
+    /// The row other than `id` that `key` is mapped to, if it still exists.
+    private func liveHolder(of key: ObjectKey, other id: ManagedObjectID) throws(SyncError) -> ManagedObjectID? {
+        guard let previous = try reader.objectID(for: key), previous != id, reader.exists(previous) else { return nil }
+        return previous
     }
 
     // MARK: Changes
@@ -211,25 +289,49 @@ final class CaptureAssembler {
     private func buildChanges() throws(SyncError) {
         var changes: [ObjectKey: ObjectChange] = [:]
         func add(_ change: ObjectChange) {
-            // One change per key: a second object claiming a key already sent adds nothing.
             if changes[change.key] == nil { changes[change.key] = change }
         }
         for id in inserts {
             guard let object = rows[id], let key = keys[id] else { continue }
             var change = ObjectChange(key: key, kind: replacing.contains(key) ? .replacingInsert : .insert)
             try fill(&change, from: object, named: nil, isInsert: true)
-            add(change)
+            if duplicates.contains(id), var survivor = changes[key] {
+                // Survivor and duplicate both new in this window: one insert holding what the fold makes
+                // of them, the duplicate's values and the members of both.
+                Self.fold(change, into: &survivor)
+                changes[key] = survivor
+            } else if duplicates.contains(id) {
+                changes[key] = change
+            } else {
+                add(change)
+            }
         }
         for id in updateOrder {
             guard let object = rows[id], let key = keys[id], let named = updates[id] else { continue }
             var change = ObjectChange(key: key, kind: .update)
             try fill(&change, from: object, named: named, isInsert: false)
+            if case let .attribute(name)? = identifiers.rules[key.entity], named?.contains(name) ?? true,
+               case let value = identifiers.attributeIdentifier(of: object, entity: key.entity), value != key.globalID {
+                result.changedIdentifiers.append((key.entity, key.globalID, value))
+            }
             if !change.attributes.isEmpty || !change.toOnes.isEmpty || !change.memberAdds.isEmpty || !change.memberRemoves.isEmpty {
                 add(change)
             }
         }
         for (_, key) in deletes where !replacing.contains(key) { add(ObjectChange(key: key, kind: .delete)) }
         result.changes = changes.values.sorted { $0.key < $1.key }
+    }
+
+    /// `duplicate`'s values over `survivor`'s, and the members of both, as `LocalDuplicateMerger` folds
+    /// the rows.
+    private static func fold(_ duplicate: ObjectChange, into survivor: inout ObjectChange) {
+        survivor.attributes.merge(duplicate.attributes) { _, new in new }
+        survivor.toOnes.merge(duplicate.toOnes) { _, new in new }
+        for (name, adds) in duplicate.memberAdds {
+            var members = survivor.memberAdds[name] ?? []
+            for add in adds where !members.contains(where: { $0.member == add.member }) { members.append(add) }
+            survivor.memberAdds[name] = members
+        }
     }
 
     private func fill(_ change: inout ObjectChange, from object: ManagedObject, named: Set<String>?,
@@ -252,19 +354,8 @@ final class CaptureAssembler {
             for member in try reader.related(object, name) {
                 if let key = try key(of: member.objectID) { current.append(key) }
             }
-            if !toMany.isOrdered { current.sort() }
             let present: [ObjectKey: Double?] = isInsert ? [:] : ledgerReader.presentAdds(of: ledgerReader.group(of: change.key), in: name)
-            var adds: [ObjectChange.MemberAdd] = []
-            for (index, member) in current.enumerated() {
-                let orderKey: Double? = toMany.isOrdered ? Double(index) : nil
-                // M19: a member whose index changed is added again with its new index.
-                if let known = present[member], !toMany.isOrdered || known == orderKey { continue }
-                adds.append(.init(member: member, orderKey: orderKey))
-            }
-            let currentSet = Set(current)
-            let removes = present.keys.filter { !currentSet.contains($0) }.sorted()
-            if !adds.isEmpty { change.memberAdds[name] = adds }
-            if !removes.isEmpty { change.memberRemoves[name] = removes }
+            MemberDelta(current: current, present: present, isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 
@@ -275,9 +366,9 @@ final class CaptureAssembler {
 
     /// For each entity, its relationships whose inverse is the synced canonical side, with that side's
     /// name.
-    private static func nonCanonicalRelationships(model: ManagedObjectModel?, schema: LedgerSchema) -> [String: [String: String]] {
+    private static func nonCanonicalRelationships(model: ManagedObjectModel?, schema: LedgerSchema) -> [String: [String: Canonical]] {
         guard let model else { return [:] }
-        var result: [String: [String: String]] = [:]
+        var result: [String: [String: Canonical]] = [:]
         for entity in model.entities where schema.entities[entity.name] != nil {
             for relationship in entity.relationships where !relationship.isTransient {
                 guard let inverse = model.inverseRelationship(of: relationship),
@@ -285,7 +376,7 @@ final class CaptureAssembler {
                       destination.toOnes[inverse.name] != nil || destination.toManys[inverse.name] != nil,
                       schema.entities[entity.name]?.toOnes[relationship.name] == nil,
                       schema.entities[entity.name]?.toManys[relationship.name] == nil else { continue }
-                result[entity.name, default: [:]][relationship.name] = inverse.name
+                result[entity.name, default: [:]][relationship.name] = Canonical(name: inverse.name, isToMany: inverse.isToMany)
             }
         }
         return result

@@ -50,6 +50,17 @@ struct HistoryReader {
         }
     }
 
+    /// Deletes the store's transactions before `token` (its own stays, so that a later read after it
+    /// still tells a purge from nothing new).
+    /// - Throws: `SyncError.storeRead` naming the store.
+    func purge(before token: PersistentHistoryToken) throws(SyncError) {
+        var request = PersistentHistoryChangeRequest.deleteHistory(before: token)
+        request.affectedStores = [store]
+        do { _ = try coordinator.execute(request) } catch {
+            throw .storeRead("purging the persistent history of \(storePath) before \(token): \(error)")
+        }
+    }
+
     private var storePath: String { store.url?.path ?? store.identifier.uuidString }
 
     // MARK: Tokens as the event store keeps them

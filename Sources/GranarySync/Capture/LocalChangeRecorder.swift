@@ -12,21 +12,34 @@ final class LocalChangeRecorder {
     let eventStore: EventStore
     let schema: LedgerSchema
     let identifiers: GlobalIdentifierSource
+    /// Whether each capture deletes the history it captured (`EnsembleConfiguration.purgesHistory`), once
+    /// its commit holds the token: history kept until then is what makes a crash before the commit lose
+    /// nothing.
+    let purgesHistory: Bool
     /// Called after history is read and before rows are, with nothing held: lets tests save at the moment
     /// a concurrent app save would do the most harm.
     var afterReadingHistory: (() -> Void)?
     /// Per entity, how many objects of the last capture got a random global ID because their identifier
     /// attribute was nil or empty (for `SyncDiagnostic.missingGlobalIdentifier`).
     private(set) var missingIdentifiers: [String: Int] = [:]
+    /// The objects of the last capture whose identifier attribute no longer matches their global ID (for
+    /// `SyncDiagnostic.globalIdentifierChanged`); the ID stays, the attribute is synced as a value.
+    private(set) var changedIdentifiers: [(entity: String, old: String, new: String?)] = []
+    /// Per entity, how many new objects of the last capture repeat the global ID of another live object.
+    private(set) var duplicateIdentifiers: [String: Int] = [:]
+    /// Those objects with the object whose key each repeats, for the ensemble to fold
+    /// (`LocalDuplicateMerger.merge`); the last capture's event already holds the folded object.
+    private(set) var localDuplicates: [LocalDuplicateMerger.Pair] = []
 
     /// A recorder of `store`'s saves, read through `coordinator` (the ensemble's own, sharing the app's
     /// store), into `eventStore`.
     init(coordinator: PersistentStoreCoordinator, store: PersistentStore, eventStore: EventStore, schema: LedgerSchema,
-         identifiers: GlobalIdentifierSource) {
+         identifiers: GlobalIdentifierSource, purgesHistory: Bool = false) {
         self.history = HistoryReader(coordinator: coordinator, store: store)
         self.eventStore = eventStore
         self.schema = schema
         self.identifiers = identifiers
+        self.purgesHistory = purgesHistory
     }
 
     /// Captures the saves since the last capture as one event, committed with the new history token;
@@ -34,13 +47,25 @@ final class LocalChangeRecorder {
     /// not captured was purged, the store is rescanned instead (§8.4) and `didRescan` is set.
     /// - Throws: `SyncError.storeRead`, `.eventStore`, `.dataCorruption`, `.globalIdentifierCountMismatch`.
     func capture() throws(SyncError) -> Event? {
-        let state: EventStoreState
-        do { state = try eventStore.state() } catch { throw SyncError(error) }
-        let start = try history.decode(state.historyToken)
+        let event = try captureWindow()
+        if purgesHistory, let token = try history.decode(try currentState().historyToken) { try history.purge(before: token) }
+        return event
+    }
+
+    private func currentState() throws(SyncError) -> EventStoreState {
+        do { return try eventStore.state() } catch { throw SyncError(error) }
+    }
+
+    private func captureWindow() throws(SyncError) -> Event? {
+        let start = try history.decode(try currentState().historyToken)
         var window = CaptureWindow()
         var last = start
         let isSynced = { [schema] (entity: String) in schema.entities[entity] != nil }
         didRescan = false
+        missingIdentifiers = [:]
+        changedIdentifiers = []
+        duplicateIdentifiers = [:]
+        localDuplicates = []
         do throws(SyncError) {
             while true {
                 let batch = try history.transactions(after: last)
@@ -61,10 +86,15 @@ final class LocalChangeRecorder {
             try commitToken(token)
             return nil
         }
-        let ledger = try loadLedger()
-        let assembled = try assemble(window, ledger: ledger)
+        let slice = LedgerSlice(eventStore: eventStore)
+        let assembled = try assemble(window, slice: slice)
         missingIdentifiers = assembled.missingIdentifiers
-        return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: ledger)
+        changedIdentifiers = assembled.changedIdentifiers
+        duplicateIdentifiers = assembled.duplicateIdentifiers
+        localDuplicates = assembled.localDuplicates
+        // The assembler loaded every key the changes name, with fuse groups and members: all that
+        // integrating them reads.
+        return try record(assembled.changes, localKeys: assembled.localKeys, token: token, ledger: slice.ledger)
     }
 
     /// Whether the last capture found history purged and rescanned the store instead (for
@@ -109,11 +139,11 @@ final class LocalChangeRecorder {
         do { return try eventStore.loadLedger() } catch { throw SyncError(error) }
     }
 
-    private func assemble(_ window: CaptureWindow, ledger: Ledger) throws(SyncError) -> CaptureAssembler.Result {
+    private func assemble(_ window: CaptureWindow, slice: LedgerSlice) throws(SyncError) -> CaptureAssembler.Result {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: history.coordinator)
         context.name = "granary.sync.capture"
         let reader = StoreObjectReader(context: context, store: history.store, eventStore: eventStore)
-        let assembler = CaptureAssembler(reader: reader, schema: schema, identifiers: identifiers, ledger: ledger)
+        let assembler = CaptureAssembler(reader: reader, schema: schema, identifiers: identifiers, slice: slice)
         do {
             return try context.performAndWait { try assembler.assemble(window) }
         } catch let error as SyncError {

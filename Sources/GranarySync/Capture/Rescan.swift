@@ -50,19 +50,33 @@ final class Rescan {
         var result = Result(historyToken: token)
         var keys: [ManagedObjectID: ObjectKey] = [:]
         var objects: [(ManagedObject, ObjectKey, isNew: Bool)] = []
+        var fresh: [(entity: String, objects: [ManagedObject])] = []
         for entity in schema.entities.keys.sorted() {
+            var unmapped: [ManagedObject] = []
             try reader.forEachObject(of: entity) { batch throws(SyncError) in
-                var fresh: [ManagedObject] = []
                 for object in batch {
-                    if let key = try reader.mappedKey(object.objectID) { keys[object.objectID] = key } else { fresh.append(object) }
+                    if let key = try reader.mappedKey(object.objectID) {
+                        keys[object.objectID] = key
+                        objects.append((object, key, false))
+                    } else {
+                        unmapped.append(object)
+                    }
                 }
-                let (made, missing) = try identifiers.identifiers(entity: entity, objects: fresh)
-                if missing > 0 { result.missingIdentifiers[entity, default: 0] += missing }
-                for (object, globalID) in zip(fresh, made) { keys[object.objectID] = ObjectKey(entity, globalID) }
-                let freshIDs = Set(fresh.map(\.objectID))
-                for object in batch {
-                    if let key = keys[object.objectID] { objects.append((object, key, freshIDs.contains(object.objectID))) }
-                }
+            }
+            if !unmapped.isEmpty { fresh.append((entity, unmapped)) }
+        }
+        // New objects after every mapped one is known, so that a new object repeating a live object's
+        // global ID is seen as the duplicate it is and gets a random one.
+        var claimed = Set(keys.values)
+        for (entity, unmapped) in fresh {
+            let (made, missing) = try identifiers.identifiers(entity: entity, objects: unmapped)
+            if missing > 0 { result.missingIdentifiers[entity, default: 0] += missing }
+            for (object, globalID) in zip(unmapped, made) {
+                var key = ObjectKey(entity, globalID)
+                if claimed.contains(key) { key = ObjectKey(entity, GlobalIdentifierSource.randomIdentifier()) }
+                claimed.insert(key)
+                keys[object.objectID] = key
+                objects.append((object, key, true))
             }
         }
         let projection = Projection(of: ledger, schema: schema)
@@ -73,9 +87,7 @@ final class Rescan {
             let representative = ledgerReader.existingRepresentative(key)
             seen.insert(representative ?? key)
             guard changes[key] == nil else { continue }
-            if isNew, let localKey = object.objectID.primaryKey, (try reader.objectID(for: key)).map({ !reader.exists($0) }) ?? true {
-                result.localKeys[key] = localKey
-            }
+            if isNew, let localKey = object.objectID.primaryKey { result.localKeys[key] = localKey }
             guard let representative, let projected = projection.objects[representative] else {
                 var change = ObjectChange(key: key, kind: .insert)
                 try fill(&change, object: object, projected: nil, reader: reader, ledgerReader: ledgerReader, keys: keys)
@@ -115,19 +127,9 @@ final class Rescan {
         }
         for (name, toMany) in shape.toManys {
             let members = try reader.related(object, name).compactMap(key)
-            let current = toMany.isOrdered ? members : members.sorted()
             let present: [ObjectKey: Double?] = projected == nil ? [:]
                 : ledgerReader.presentAdds(of: ledgerReader.group(of: change.key), in: name)
-            var adds: [ObjectChange.MemberAdd] = []
-            for (index, member) in current.enumerated() {
-                let orderKey: Double? = toMany.isOrdered ? Double(index) : nil
-                if let known = present[member], !toMany.isOrdered || known == orderKey { continue }
-                adds.append(.init(member: member, orderKey: orderKey))
-            }
-            let currentSet = Set(current)
-            let removes = present.keys.filter { !currentSet.contains($0) }.sorted()
-            if !adds.isEmpty { change.memberAdds[name] = adds }
-            if !removes.isEmpty { change.memberRemoves[name] = removes }
+            MemberDelta(current: members, present: present, isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 }

@@ -62,16 +62,29 @@ final class SeedBuilder {
                        token: PersistentHistoryToken) throws(SyncError) -> Seed {
         var seed = Seed(historyToken: token)
         var keys: [ManagedObjectID: ObjectKey] = [:]
+        var claimed: Set<ObjectKey> = []
         var objects: [(ManagedObject, ObjectKey)] = []
         for entity in schema.entities.keys.sorted() {
             try reader.forEachObject(of: entity) { batch throws(SyncError) in
                 var fresh: [ManagedObject] = []
                 for object in batch {
-                    if let key = try reader.mappedKey(object.objectID) { keys[object.objectID] = key } else { fresh.append(object) }
+                    if let key = try reader.mappedKey(object.objectID) {
+                        keys[object.objectID] = key
+                        claimed.insert(key)
+                    } else {
+                        fresh.append(object)
+                    }
                 }
                 let (made, missing) = try identifiers.identifiers(entity: entity, objects: fresh)
                 if missing > 0 { seed.missingIdentifiers[entity, default: 0] += missing }
-                for (object, globalID) in zip(fresh, made) { keys[object.objectID] = ObjectKey(entity, globalID) }
+                for (object, globalID) in zip(fresh, made) {
+                    var key = ObjectKey(entity, globalID)
+                    // Two local objects with one global ID: the second gets a random one, so that each
+                    // row is one key (M8 merges objects of different devices, not two rows of one store).
+                    if claimed.contains(key) { key = ObjectKey(entity, GlobalIdentifierSource.randomIdentifier()) }
+                    claimed.insert(key)
+                    keys[object.objectID] = key
+                }
                 for object in batch { if let key = keys[object.objectID] { objects.append((object, key)) } }
             }
         }
@@ -86,8 +99,6 @@ final class SeedBuilder {
                 seed.localKeys[ObjectKey(key.entity, GlobalIdentifierSource.randomIdentifier())] = localKey
                 continue
             case (false, .mergeAllData):
-                // Two local objects with one global ID: the first is the key's object (M8).
-                guard changes[key] == nil, seed.localKeys[key] == nil else { continue }
                 seed.localKeys[key] = localKey
                 var change = ObjectChange(key: key, kind: .insert)
                 try fillInsert(&change, from: object, reader: reader, keys: keys)
@@ -117,9 +128,7 @@ final class SeedBuilder {
         }
         for (name, toMany) in shape.toManys {
             let members = try reader.related(object, name).compactMap { keys[$0.objectID] }
-            let ordered = toMany.isOrdered ? members : members.sorted()
-            let adds = ordered.enumerated().map { ObjectChange.MemberAdd(member: $0.element, orderKey: toMany.isOrdered ? Double($0.offset) : nil) }
-            if !adds.isEmpty { change.memberAdds[name] = adds }
+            MemberDelta(current: members, present: [:], isOrdered: toMany.isOrdered).record(in: &change, as: name)
         }
     }
 

@@ -12,7 +12,7 @@ final class StoreObjectReader {
     let eventStore: EventStore
     private var keyCache: [ManagedObjectID: ObjectKey?] = [:]
 
-    /// Rows are fetched this many at a time.
+    /// Objects are handed to a caller's body this many at a time.
     static let batchSize = 512
 
     init(context: ManagedObjectContext, store: PersistentStore, eventStore: EventStore) {
@@ -23,24 +23,18 @@ final class StoreObjectReader {
 
     /// The objects of `ids` whose rows still exist, by ID; an ID whose row is gone is left out (its
     /// delete is in a later capture window). Call on the context's queue.
-    /// - Throws: `SyncError.storeRead` naming the entity.
+    ///
+    /// One read by primary key per object: a fetch with `SELF IN` would scan the whole table per batch.
+    /// - Throws: `SyncError.storeRead` naming the object.
     func objects(_ ids: [ManagedObjectID]) throws(SyncError) -> [ManagedObjectID: ManagedObject] {
         var found: [ManagedObjectID: ManagedObject] = [:]
-        var byEntity: [String: [ManagedObjectID]] = [:]
-        for id in ids { byEntity[id.entityName, default: []].append(id) }
-        for (entity, entityIDs) in byEntity.sorted(by: { $0.key < $1.key }) {
-            var start = 0
-            while start < entityIDs.count {
-                let chunk = Array(entityIDs[start..<min(start + Self.batchSize, entityIDs.count)])
-                start += chunk.count
-                var request = FetchRequest<ManagedObject>(entityName: entity)
-                request.includesSubentities = false
-                do {
-                    request.filter = try PredicateParser.parse("SELF IN %@", arguments: [chunk])
-                    for object in try context.fetch(request) { found[object.objectID] = object }
-                } catch {
-                    throw .storeRead("fetching \(chunk.count) \(entity) objects by ID from \(storePath): \(error)")
-                }
+        for id in ids {
+            do {
+                found[id] = try context.existingObject(with: id)
+            } catch ContextError.noSuchObject {
+                continue
+            } catch {
+                throw .storeRead("reading \(id) from \(storePath): \(error)")
             }
         }
         return found
@@ -49,20 +43,19 @@ final class StoreObjectReader {
     /// Every object of `entity` (not of its subentities), in batches of `batchSize` handed to `body`.
     /// - Throws: `SyncError.storeRead`, and what `body` throws.
     func forEachObject(of entity: String, _ body: ([ManagedObject]) throws(SyncError) -> Void) throws(SyncError) {
-        let ids: [ManagedObjectID]
+        let objects: [ManagedObject]
         do {
             var request = FetchRequest<ManagedObject>(entityName: entity)
             request.includesSubentities = false
-            ids = try context.fetchObjectIDs(request)
+            objects = try context.fetch(request)
         } catch {
-            throw .storeRead("listing the \(entity) objects of \(storePath): \(error)")
+            throw .storeRead("reading the \(entity) objects of \(storePath): \(error)")
         }
         var start = 0
-        while start < ids.count {
-            let chunk = Array(ids[start..<min(start + Self.batchSize, ids.count)])
+        while start < objects.count {
+            let chunk = Array(objects[start..<min(start + Self.batchSize, objects.count)])
             start += chunk.count
-            let found = try objects(chunk)
-            try body(chunk.compactMap { found[$0] })
+            try body(chunk)
         }
     }
 

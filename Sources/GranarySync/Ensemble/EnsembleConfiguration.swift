@@ -23,10 +23,13 @@ public struct EnsembleConfiguration: Sendable {
     public var previousModels: [ManagedObjectModel]
     /// When the ensemble writes a baseline and removes the events it covers from the cloud.
     public var rebase: RebasePolicy
+    /// When the ensemble merges by itself; `.manual` (the default) leaves every merge to the app.
+    public var automaticMerging: AutomaticMerging
 
     public init(globalIdentifierAttribute: String? = nil, excludedEntities: Set<String> = [],
                 excludedProperties: Set<String> = [], localDataRoot: URL? = nil, purgesHistory: Bool = false,
-                previousModels: [ManagedObjectModel] = [], rebase: RebasePolicy = .default) {
+                previousModels: [ManagedObjectModel] = [], rebase: RebasePolicy = .default,
+                automaticMerging: AutomaticMerging = .manual) {
         self.globalIdentifierAttribute = globalIdentifierAttribute
         self.excludedEntities = excludedEntities
         self.excludedProperties = excludedProperties
@@ -34,5 +37,6 @@ public struct EnsembleConfiguration: Sendable {
         self.purgesHistory = purgesHistory
         self.previousModels = previousModels
         self.rebase = rebase
+        self.automaticMerging = automaticMerging
     }
 }

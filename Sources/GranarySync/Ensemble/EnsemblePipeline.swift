@@ -14,6 +14,7 @@ final class EnsemblePipeline: Sendable {
 
     init(eventStore: EventStore, ensemble: PersistentStoreEnsemble) {
         self.eventStore = eventStore
+        eventStore.localModelHash.withLock { $0 = ensemble.managedObjectModel.versionHash }
         transit = TransitDirectories(root: ensemble.local.transit)
         checks = CloudChecks(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit)
         snapshots = CloudSnapshotter(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout)

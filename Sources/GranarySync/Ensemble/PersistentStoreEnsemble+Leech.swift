@@ -25,6 +25,7 @@ extension PersistentStoreEnsemble {
                 throw error
             }
             setStatus(.idle)
+            automaticMerger.start(self, policy: configuration.automaticMerging)
             // Leeched from here; the upload may fail (offline) and is then done by the next merge, which
             // also writes a missing registration.
             if let snapshot = try? await CloudSnapshot.take(of: cloudFileSystem, layout: layout) {

@@ -41,6 +41,9 @@ extension PersistentStoreEnsemble {
 
         let recorder = try changeRecorder(eventStore)
         report.capturedLocalChanges = try recorder.capture() != nil
+        // M8 on one device: new objects repeating a live object's global ID are folded into it, as the
+        // event just captured already says.
+        report.changes = try LocalDuplicateMerger.merge(recorder.localDuplicates, coordinator: coordinator)
 
         let snapshot = try await pipeline.snapshots.take()
         report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
@@ -54,7 +57,9 @@ extension PersistentStoreEnsemble {
             do {
                 let outcome = try integrator.integrate(readiness.ready)
                 report.integratedEvents = outcome.integrated.count
-                report.changes = outcome.changes
+                report.changes.inserted.formUnion(outcome.changes.inserted)
+                report.changes.updated.formUnion(outcome.changes.updated)
+                report.changes.deleted.formUnion(outcome.changes.deleted)
                 waiting += outcome.waiting.map { ReadinessCheck.Waiting(id: $0, reason: .missingDependency($0)) }
             } catch {
                 switch error {

@@ -33,6 +33,7 @@ public final class PersistentStoreEnsemble: Sendable {
     /// The synced shape of the model: what is captured and projected.
     let schema: LedgerSchema
     let queue = EnsembleOperationQueue()
+    let automaticMerger = AutomaticMerger()
     let mutable: Mutex<MutableState>
 
     struct MutableState: ~Copyable {
@@ -94,7 +95,10 @@ public final class PersistentStoreEnsemble: Sendable {
             throw error
         }
         mutable = Mutex(MutableState(pipeline: nil, status: eventStore == nil ? .notLeeched : .idle))
-        if let eventStore { mutable.withLock { $0.pipeline = EnsemblePipeline(eventStore: eventStore, ensemble: self) } }
+        if let eventStore {
+            mutable.withLock { $0.pipeline = EnsemblePipeline(eventStore: eventStore, ensemble: self) }
+            automaticMerger.start(self, policy: configuration.automaticMerging)
+        }
     }
 
     deinit {
@@ -153,6 +157,7 @@ public final class PersistentStoreEnsemble: Sendable {
             defer { state.pipeline = nil }
             return state.pipeline
         }
+        automaticMerger.stop()
         try? pipeline?.eventStore.close()
         // The ensemble's attachment keeps the app's store engine open; without removing it, the app could
         // not open its store again after removing it from its own coordinator.
@@ -185,6 +190,7 @@ public final class PersistentStoreEnsemble: Sendable {
 
     /// Closes and deletes the event store: the store is no longer leeched.
     func discard(_ eventStore: EventStore) throws(SyncError) {
+        automaticMerger.stop()
         mutable.withLock {
             $0.pipeline = nil
             $0.status = .notLeeched

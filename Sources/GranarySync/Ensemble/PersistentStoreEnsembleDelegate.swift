@@ -34,6 +34,10 @@ public protocol PersistentStoreEnsembleDelegate: AnyObject, Sendable {
     /// The ensemble deleeched the store by itself: the cloud's identity changed, the store's registration
     /// was removed, or another device uses this store's identity. Leech again to resume syncing.
     func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didDeleechWithError error: SyncError)
+
+    /// A merge started by ``EnsembleConfiguration/automaticMerging`` failed. Retryable errors
+    /// (``SyncError/isRetryable``) need nothing: the next occasion tries again.
+    func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didFailToMergeAutomaticallyWith error: SyncError)
 }
 
 extension PersistentStoreEnsembleDelegate {
@@ -45,4 +49,5 @@ extension PersistentStoreEnsembleDelegate {
     public func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didFailToSaveMergedChangesIn savingContext: ManagedObjectContext,
                                         error: any Error, reparationContext: ManagedObjectContext) -> Bool { false }
     public func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didDeleechWithError error: SyncError) {}
+    public func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, didFailToMergeAutomaticallyWith error: SyncError) {}
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GranaryStorage
+import Synchronization
 
 /// This store's events, counters and ledger, kept in a GranaryStorage engine directory
 /// (`events.granary`, durability `.full`) so that each capture and merge step is one atomic, durable
@@ -13,6 +14,9 @@ final class EventStore: Sendable {
     // their own.
     let engine: Engine
     var path: String { directory.path }
+    /// The version hash of the model this device's events are made with, stamped on every local event
+    /// as it is recorded (M26): a device that does not know the hash lets the event wait.
+    let localModelHash = Mutex<String?>(nil)
 
     private init(directory: URL, engine: Engine) {
         self.directory = directory
@@ -216,6 +220,30 @@ final class EventStore: Sendable {
         }
     }
 
+    /// The ledger objects of `keys` as last committed; keys not in the ledger are left out.
+    /// - Throws: `EventStoreError.storage`, `.damaged` for an unreadable ledger row.
+    func ledgerObjects(_ keys: some Sequence<ObjectKey>) throws(EventStoreError) -> [LedgerObject] {
+        do {
+            return try LedgerRows.load(keys, from: engine.read(), path: path)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .storage(path: path, operation: "load ledger objects", reason: "\(error)")
+        }
+    }
+
+    /// The keys whose canonical to-many `relationship` holds `member` in the ledger.
+    /// - Throws: `EventStoreError.storage`, `.damaged`.
+    func ledgerOwners(of member: ObjectKey, in relationship: String) throws(EventStoreError) -> [ObjectKey] {
+        do {
+            return try LedgerRows.owners(of: member, in: relationship, snapshot: engine.read(), path: path)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .storage(path: path, operation: "find the owners of \(member)", reason: "\(error)")
+        }
+    }
+
     /// Replaces the stored ledger by `ledger` in one commit; ID map entries stay.
     /// - Throws: `EventStoreError.unencodable`, `.storage`, `.damaged`.
     func saveLedger(_ ledger: Ledger) throws(EventStoreError) {
@@ -309,6 +337,8 @@ final class EventStore: Sendable {
     }
 
     func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
+        var event = event
+        if status == .localUnexported && event.modelHash == nil { event.modelHash = localModelHash.withLock { $0 } }
         let payload: Data
         do { payload = try EventPayloadCoding.encode(event) } catch {
             throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")

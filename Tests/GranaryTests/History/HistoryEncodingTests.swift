@@ -34,6 +34,35 @@ import Testing
         }
     }
 
+    // The last change names entity 5 and only two bytes (key, kind) follow its index: an index is not a
+    // count of bytes to come.
+    @Test func aLastChangeNamingAHighEntityIndexDecodes() throws {
+        let names = ["A", "B", "C", "D", "E", "F"]
+        let stored = HistoryTable.StoredChanges(entities: names, changes: names.indices.map { .init(entity: $0, key: 1, kind: .insert) })
+        let decoded = try HistoryEncoding.decode(HistoryEncoding.encode(stored))
+        #expect(decoded.changes.map(\.entity) == Array(names.indices))
+        #expect(decoded.entities == names)
+    }
+
+    // The same through a real save touching four entities, the last one's index above the bytes after it.
+    @Test func aSaveOverManyEntitiesReadsBack() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Alpha") { Attribute("value", .integer64, defaultValue: 0) }
+            Entity("Beta") { Attribute("value", .integer64, defaultValue: 0) }
+            Entity("Gamma") { Attribute("value", .integer64, defaultValue: 0) }
+            Entity("Delta") { Attribute("value", .integer64, defaultValue: 0) }
+            Entity("Epsilon") { Attribute("value", .integer64, defaultValue: 0) }
+        }
+        let (coordinator, context) = try HistorySupport.stack(model: model)
+        try context.performAndWait {
+            for name in ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"] { _ = try HistorySupport.insert(name, [:], into: context) }
+            try context.save()
+        }
+        let transactions = try HistorySupport.history(coordinator)
+        #expect(transactions.count == 1)
+        #expect(Set(transactions.first?.changes.map(\.changedObjectID.entityName) ?? []) == ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"])
+    }
+
     @Test func damagedBytesAreATypedErrorNeverACrash() {
         let bytes = HistoryEncoding.encode(Self.sample)
         for cut in 0..<bytes.count {
