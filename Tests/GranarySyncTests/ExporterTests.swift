@@ -181,6 +181,31 @@ import Testing
         for _ in 0..<3 { #expect(try await a.export().repaired.isEmpty) }
     }
 
+    @Test func theFirstExportOfAProcessRemovesAbandonedUploadsThenNotAgainWithinTheHour() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let root = scratch.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        let a = try TransferDevice("a", in: scratch, fileSystem: LocalDirectoryFileSystem(rootDirectory: root))
+        try await a.leech()
+        func abandon(_ name: String) throws -> URL {
+            let part = root.appendingPathComponent("library/events/.\(name).part")
+            try Data("half".utf8).write(to: part)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: part.path)
+            return part
+        }
+        let first = try abandon("1_X_1.gsevent.A")
+        try a.record(1)
+        #expect(try await a.export().removedAbandonedUploads == 1)
+        #expect(!FileManager.default.fileExists(atPath: first.path))
+        let second = try abandon("2_X_2.gsevent.B")
+        #expect(try await a.export().removedAbandonedUploads == 0)
+        #expect(FileManager.default.fileExists(atPath: second.path))
+        // A new process sweeps at its first export.
+        try a.reopen()
+        #expect(try await a.export().removedAbandonedUploads == 1)
+    }
+
     @Test func anotherDeviceWithThisStoresIdentityIsACollision() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

@@ -28,6 +28,8 @@ final class Exporter: Sendable {
         /// Exported files of this store found in the cloud at another size than their bytes (truncated,
         /// or replaced by a sync service's copy), uploaded again.
         var repaired: [String] = []
+        /// Hidden temp files of killed uploads removed from the ensemble's directories.
+        var removedAbandonedUploads = 0
     }
 
     let fileSystem: any CloudFileSystem
@@ -44,6 +46,9 @@ final class Exporter: Sendable {
     private let exportRuns = Mutex(0)
     /// Every how many exports this store's files are downloaded and compared (0: never).
     let contentCheckInterval: Int
+    /// When this process last removed abandoned uploads: a walk of every directory, so at most hourly.
+    private let lastSweep = Mutex<ContinuousClock.Instant?>(nil)
+    static let sweepInterval = Duration.seconds(3600)
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          registration: RegistrationInfo = RegistrationInfo(), batchSize: Int = 20,
@@ -104,7 +109,22 @@ final class Exporter: Sendable {
             try await register(state.storeID, snapshot: snapshot)
             report.registered = true
         }
+        report.removedAbandonedUploads = await sweepAbandonedUploads()
         return report
+    }
+
+    /// §9 step 10: removes the temp files of uploads killed before their rename (any device's, once an
+    /// hour old: younger ones may still be running), at the first export of the process and then at most
+    /// hourly. Best effort: a failure here is not the export's, and the next sweep tries again.
+    private func sweepAbandonedUploads() async -> Int {
+        let now = ContinuousClock.now
+        let due = lastSweep.withLock { last in
+            guard last.map({ now - $0 >= Self.sweepInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return 0 }
+        return (try? await TransitDirectories.removeAbandonedUploads(on: fileSystem, under: layout.root)) ?? 0
     }
 
     /// Self-healing (§5.1): only this store may write its names, so a copy of one of its exported files
