@@ -20,6 +20,8 @@
 //       downloads a shared folder's GranarySync events into an event store (see DownloadChild.swift)
 //   granary-crashtest sync-capture <directory>
 //       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
+//   granary-crashtest sync-rebase <directory>
+//       records, exports and rebases on a shared folder (see RebaseChild.swift)
 //   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
 //       saves and merges one device of a synced pair (see EnsembleChild.swift)
 import Foundation
@@ -49,6 +51,8 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runDownloadChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-capture" {
     runCaptureChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-rebase" {
+    runRebaseChild(Array(arguments.dropFirst(2)))
 } else {
     runEngineWriter(arguments)
 }

@@ -45,6 +45,12 @@ struct LedgerTestDevice {
         highestCount = max(highestCount, event.meta.globalCount)
     }
 
+    /// Knows everything `baseline` covers, as a device that joined it (M32).
+    mutating func learn(_ baseline: Baseline) {
+        known = known.joined(with: baseline.vector)
+        highestCount = max(highestCount, baseline.globalCount)
+    }
+
     func knows(_ meta: EventMeta) -> Bool { known[meta.id.store] >= meta.id.revision }
 }
 

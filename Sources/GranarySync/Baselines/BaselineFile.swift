@@ -34,7 +34,51 @@ enum BaselineFile {
     private struct HeaderOnly: Decodable { var header: Header }
     private struct Part: Decodable {
         var header: Header
-        var objects: [LedgerObject]
+        var objects: [Object]
+    }
+
+    /// One ledger object as a baseline holds it: every collection keyed by strings or sorted, so that an
+    /// object's bytes depend only on the object (a dictionary keyed by `ObjectKey` would be written in
+    /// hash order), and empty collections left out.
+    struct Object: Codable, Hashable, Sendable {
+        struct Member: Codable, Hashable, Sendable {
+            var member: ObjectKey
+            var adds: [Membership.Add]
+        }
+
+        var key: ObjectKey
+        var incarnations: [Incarnation]
+        var attributes: [String: Register<SyncValue?>]?
+        var toOnes: [String: Register<ObjectKey?>]?
+        var members: [String: [Member]]?
+        var fuses: [LedgerObject.Fuse]?
+
+        init(_ object: LedgerObject) {
+            key = object.key
+            incarnations = object.incarnations
+            attributes = object.attributes.isEmpty ? nil : object.attributes
+            toOnes = object.toOnes.isEmpty ? nil : object.toOnes
+            members = object.members.isEmpty ? nil : object.members.mapValues { members in
+                members.sorted { $0.key < $1.key }.map { Member(member: $0.key, adds: $0.value.adds) }
+            }
+            fuses = object.fuses.isEmpty ? nil : object.fuses
+        }
+
+        var ledgerObject: LedgerObject {
+            var object = LedgerObject(key: key)
+            object.incarnations = incarnations
+            object.attributes = attributes ?? [:]
+            object.toOnes = toOnes ?? [:]
+            for (name, list) in members ?? [:] {
+                for entry in list {
+                    var membership = Membership()
+                    for add in entry.adds { membership.add(add) }
+                    if !membership.isEmpty { object.members[name, default: [:]][entry.member] = membership }
+                }
+            }
+            for fuse in fuses ?? [] { object.addFuse(fuse) }
+            return object
+        }
     }
 
     /// The summary in one part's bytes, checked against the part's `name`: what a device reads from
@@ -80,11 +124,12 @@ enum BaselineFile {
             guard seenParts.insert(part.header.part).inserted else {
                 throw .malformedPayload(name: name.fileName, path: ".header.part", reason: "part \(part.header.part) given twice")
             }
-            for object in part.objects {
-                guard ledger.object(object.key) == nil else {
-                    throw .malformedPayload(name: name.fileName, path: ".objects", reason: "\(object.key) appears twice")
+            for entry in part.objects {
+                guard ledger.object(entry.key) == nil else {
+                    throw .malformedPayload(name: name.fileName, path: ".objects", reason: "\(entry.key) appears twice")
                 }
-                ledger.update(object.key) { $0 = object }
+                let object = entry.ledgerObject
+                ledger.update(entry.key) { $0 = object }
             }
         }
         guard let summary else { throw .malformedPayload(name: first.name.fileName, path: "", reason: "no parts") }
@@ -132,6 +177,7 @@ struct BaselineWriter {
     private var written: [(url: URL, size: Int)] = []
     private var body = Data()
     private var objectsInPart = 0
+    private var currentPrefix: Data?
 
     /// A writer of `summary`'s parts into `directory` (which must exist), each payload at most
     /// `maximumPayload` bytes.
@@ -146,16 +192,17 @@ struct BaselineWriter {
     ///   than a part; `SyncError.eventStore` naming the file when a part cannot be written.
     mutating func append(_ object: LedgerObject) throws(SyncError) {
         let json: Data
-        do { json = try EventPayloadCoding.encode(object) } catch { throw .dataCorruption("baseline \(summary.stem): \(error)") }
-        let part = written.count + 1
-        let overhead = try prefix(part: part).count + Self.suffix.count
-        guard overhead + json.count <= maximumPayload else {
-            throw .dataCorruption("baseline \(summary.stem): \(object.key) takes \(json.count) bytes, more than a part holds")
+        do { json = try EventPayloadCoding.encode(BaselineFile.Object(object)) } catch {
+            throw .dataCorruption("baseline \(summary.stem): \(error)")
         }
-        if objectsInPart > 0 && overhead + body.count + 1 + json.count > maximumPayload {
+        if objectsInPart > 0, try payloadSize(adding: json) > maximumPayload {
             try flush()
             body = Data()
             objectsInPart = 0
+            currentPrefix = nil
+        }
+        guard try payloadSize(adding: json) <= maximumPayload else {
+            throw .dataCorruption("baseline \(summary.stem): \(object.key) takes \(json.count) bytes, more than a part holds")
         }
         if objectsInPart > 0 { body.append(UInt8(ascii: ",")) }
         body.append(json)
@@ -170,19 +217,29 @@ struct BaselineWriter {
         return zip(names, written).map { PartFile(name: $0, url: $1.url, size: $1.size) }
     }
 
+    /// The payload size of the current part with `json` added.
+    private mutating func payloadSize(adding json: Data) throws(SyncError) -> Int {
+        try prefix().count + body.count + (objectsInPart > 0 ? 1 : 0) + json.count + Self.suffix.count
+    }
+
     private static let suffix = Data("]}".utf8)
 
-    private func prefix(part: Int) throws(SyncError) -> Data {
+    /// The current part's payload up to its first object, made once per part (the header holds the part
+    /// number, and encoding it for every object would cost more than the objects).
+    private mutating func prefix() throws(SyncError) -> Data {
+        if let currentPrefix { return currentPrefix }
         let header: Data
-        do { header = try EventPayloadCoding.encode(BaselineFile.Header(summary, part: part)) } catch {
+        do { header = try EventPayloadCoding.encode(BaselineFile.Header(summary, part: written.count + 1)) } catch {
             throw .dataCorruption("baseline \(summary.stem): \(error)")
         }
-        return Data("{\"header\":".utf8) + header + Data(",\"objects\":[".utf8)
+        let prefix = Data("{\"header\":".utf8) + header + Data(",\"objects\":[".utf8)
+        currentPrefix = prefix
+        return prefix
     }
 
     private mutating func flush() throws(SyncError) {
         let part = written.count + 1
-        let payload = try prefix(part: part) + body + Self.suffix
+        let payload = try prefix() + body + Self.suffix
         let bytes = EventFile(kind: .baselinePart, payload: payload).encoded()
         let url = directory.appendingPathComponent("\(summary.stem).part\(part)")
         do {

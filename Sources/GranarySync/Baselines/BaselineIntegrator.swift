@@ -17,6 +17,10 @@ struct BaselineIntegrator: Sendable {
     struct Result: Sendable {
         /// The baselines joined into the overlay, for the finalize step.
         var joined: [BaselineRecord] = []
+        /// The same baselines whole, in the order joined: a merge that must start again from a newer
+        /// ledger (after a retry's capture) joins them into it again, which `BaselineJoiner` makes
+        /// idempotent.
+        var baselines: [Baseline] = []
         /// The vector the overlay is now the fold of: the integrated vector joined with the baselines'.
         var integrated: RevisionVector
         /// The largest global count among the joined baselines (0 when none).
@@ -25,17 +29,36 @@ struct BaselineIntegrator: Sendable {
         var refused: [String: EventFileError] = [:]
         /// Baselines whose parts are not all listed yet, by stem.
         var incomplete: [String] = []
+        /// Baselines listed but gone when downloaded (another device's rebase removed them), by stem.
+        var vanished: [String] = []
     }
 
     /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing
     /// of `baselines/`) that is complete, not yet recorded here and not covered by `integrated`, oldest
     /// first; records those found covered in the event store.
     /// - Throws: `SyncError.cloud` when the cloud fails, `.eventStore` for the event store or the local
-    ///   transit files. A damaged file is not an error (`Result.refused`).
+    ///   transit files, `.storeIdentityCollision` for a baseline covering revisions of this store that it
+    ///   has not made (another device uses its identity). A damaged file is not an error (`Result.refused`).
     func integrate(_ names: [CloudFileName], into overlay: inout Ledger, integrated: RevisionVector) async throws(SyncError) -> Result {
+        let result = try await fetch(names, integrated: integrated)
+        var vector = integrated
+        for baseline in result.baselines { vector = BaselineJoiner.join(baseline, into: &overlay, integrated: vector) }
+        return result
+    }
+
+    /// What `integrate(_:into:integrated:)` does without a ledger: the baselines to join, read and
+    /// checked, with the vector and count they bring (for a caller that joins them into a ledger it loads
+    /// itself, as the merge does on each attempt).
+    /// - Throws: as `integrate(_:into:integrated:)`.
+    func fetch(_ names: [CloudFileName], integrated: RevisionVector) async throws(SyncError) -> Result {
         var result = Result(integrated: integrated)
-        let known: [String: BaselineRecord]
-        do { known = try eventStore.baselineRecords() } catch { throw SyncError(error) }
+        let known: [String: BaselineRecord], state: EventStoreState
+        do {
+            known = try eventStore.baselineRecords()
+            state = try eventStore.state()
+        } catch {
+            throw SyncError(error)
+        }
         var groups: [String: [CloudFileName]] = [:]
         for name in names { if let stem = BaselineSummary.stem(of: name) { groups[stem, default: []].append(name) } }
         let candidates = groups.compactMap { stem, parts -> (stem: String, count: Int64, parts: [CloudFileName])? in
@@ -65,12 +88,21 @@ struct BaselineIntegrator: Sendable {
                 var files = [(name: candidate.parts[0], bytes: first)]
                 for name in candidate.parts.dropFirst() { files.append((name, try await download(name))) }
                 let baseline = try BaselineFile.decode(parts: files)
-                result.integrated = BaselineJoiner.join(baseline, into: &overlay, integrated: result.integrated)
+                // Revisions of this store that it never made: another device has its identity (a restored
+                // backup). Joining would make the next local event reuse a revision.
+                guard baseline.vector[state.storeID] < state.nextRevision else {
+                    throw SyncError.storeIdentityCollision(storeID: state.storeID.description)
+                }
+                result.integrated = result.integrated.joined(with: baseline.vector)
                 result.globalCount = max(result.globalCount, baseline.globalCount)
+                result.baselines.append(baseline)
                 result.joined.append(BaselineRecord(summary: baseline.summary, parts: files.count,
                                                     bytes: Int64(files.reduce(0) { $0 + $1.bytes.count }), role: .joined))
             } catch let error as EventFileError {
                 result.refused[candidate.stem] = error
+            } catch SyncError.cloud(.notFound) {
+                // Dominated and removed since the listing: a newer baseline covers what it held.
+                result.vanished.append(candidate.stem)
             } catch let error as SyncError {
                 throw error
             } catch {

@@ -14,11 +14,22 @@ enum BaselineJoiner {
     /// exactly the events ≤ `leftVector`) and `right` (of those ≤ `rightVector`).
     static func join(_ left: Ledger, covering leftVector: RevisionVector,
                      _ right: Ledger, covering rightVector: RevisionVector) -> Ledger {
-        var result = Ledger()
-        let keys = Set(left.objects.keys).union(right.objects.keys)
-        for key in keys.sorted() {
-            let object = join(left.object(key), leftVector, right.object(key), rightVector, key: key)
-            result.update(key) { $0 = object }
+        // Start from the larger side: keys only it holds, with nothing the other side covers, stay as they are.
+        let (base, baseVector, other, otherVector) = left.objects.count >= right.objects.count
+            ? (left, leftVector, right, rightVector) : (right, rightVector, left, leftVector)
+        var result = base
+        for (key, object) in base.objects where other.object(key) == nil && hasOp(of: object, coveredBy: otherVector) {
+            let joined = join(object, baseVector, nil, otherVector, key: key)
+            result.update(key) { $0 = joined }
+        }
+        for (key, object) in other.objects {
+            let existing = base.object(key)
+            // The same object on both sides is its own join; one on one side only, with nothing the other
+            // side covers, joins to itself.
+            if existing == object { continue }
+            let joined = existing == nil && !hasOp(of: object, coveredBy: baseVector)
+                ? object : join(existing, baseVector, object, otherVector, key: key)
+            result.update(key) { $0 = joined }
         }
         return result
     }
@@ -38,6 +49,16 @@ enum BaselineJoiner {
     static func join(_ baseline: Baseline, into ledger: inout Ledger, integrated: RevisionVector) -> RevisionVector {
         ledger = join(ledger, covering: integrated, baseline.ledger, covering: baseline.vector)
         return integrated.joined(with: baseline.vector)
+    }
+
+    /// Whether `vector` covers any event that made something in `object`: only then can absence on the
+    /// side of `vector` change it.
+    private static func hasOp(of object: LedgerObject, coveredBy vector: RevisionVector) -> Bool {
+        if vector.revisions.isEmpty { return false }
+        if object.incarnations.contains(where: { covers(vector, $0.insert) }) { return true }
+        if object.attributes.values.contains(where: { $0.candidates.contains { covers(vector, $0.op) } }) { return true }
+        if object.toOnes.values.contains(where: { $0.candidates.contains { covers(vector, $0.op) } }) { return true }
+        return object.members.values.contains { $0.values.contains { $0.adds.contains { covers(vector, $0.op) } } }
     }
 
     private static func covers(_ vector: RevisionVector, _ op: EventMeta) -> Bool {

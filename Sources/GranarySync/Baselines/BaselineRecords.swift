@@ -2,9 +2,11 @@ import Foundation
 import GranaryStorage
 
 /// What this store knows of a baseline in the cloud, kept in the event store's `baseline` table.
-struct BaselineRecord: Hashable, Sendable {
+///
+/// Codable, so that a merge's pending record (§12.3) can carry the baselines its finalize will record.
+struct BaselineRecord: Hashable, Sendable, Codable {
     /// How the store came to know the baseline; a higher role replaces a lower one.
-    enum Role: Int64, Hashable, Sendable, Comparable {
+    enum Role: Int64, Hashable, Sendable, Comparable, Codable {
         /// Read its header and found it covered by what was integrated already.
         case seen = 0
         /// Joined into the ledger.
@@ -17,7 +19,8 @@ struct BaselineRecord: Hashable, Sendable {
 
     var summary: BaselineSummary
     var parts: Int
-    /// The bytes of all its files.
+    /// The bytes of its files this store wrote or downloaded (only the first part's for one it merely
+    /// saw covered).
     var bytes: Int64
     var role: Role
 }

@@ -53,3 +53,29 @@ public struct RebasePolicy: Sendable, Hashable {
             && Double(facts.coveredEventBytes) > coveredBytesRatio * Double(facts.lastBaselineBytes)
     }
 }
+
+extension RebasePolicy.Facts {
+    /// The facts of a listing: the files of `events/` and `baselines/` with their sizes, and the cutoff.
+    /// Parts of one event count once; a baseline's bytes are those of all its parts.
+    init(events: [(name: CloudFileName, size: Int64)], baselines: [(name: CloudFileName, size: Int64)], cutoff: RevisionVector) {
+        var eventIDs: Set<EventID> = [], coveredIDs: Set<EventID> = []
+        var coveredBytes: Int64 = 0
+        for (name, size) in events {
+            guard case let .event(_, store, revision, _) = name else { continue }
+            let id = EventID(store: store, revision: revision)
+            eventIDs.insert(id)
+            if cutoff[store] >= revision {
+                coveredIDs.insert(id)
+                coveredBytes += size
+            }
+        }
+        var baselineBytes: [String: (count: Int64, bytes: Int64)] = [:]
+        for (name, size) in baselines {
+            guard case let .baseline(count, _, _, _) = name, let stem = BaselineSummary.stem(of: name) else { continue }
+            baselineBytes[stem, default: (count, 0)].bytes += size
+        }
+        let newest = baselineBytes.max { ($0.value.count, $0.key) < ($1.value.count, $1.key) }
+        self.init(hasBaseline: !baselineBytes.isEmpty, eventCount: eventIDs.count, coveredEventCount: coveredIDs.count,
+                  coveredEventBytes: coveredBytes, lastBaselineBytes: newest?.value.bytes ?? 0)
+    }
+}

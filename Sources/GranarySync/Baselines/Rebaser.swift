@@ -39,13 +39,25 @@ struct Rebaser: Sendable {
     /// - Throws: `SyncError.cloud` for a failed upload, listing or removal (the steps done stay done);
     ///   `.eventStore` for the event store or the staging files.
     func rebase(cutoff: RevisionVector, eventNames: [CloudFileName], baselineNames: [CloudFileName]) async throws(SyncError) -> Outcome {
-        let (ledger, state, count) = try readSource()
+        // 1. Write, streaming the ledger from one snapshot, so that the baseline's ledger is exactly the
+        // fold of the events its vector names.
+        let snapshot = eventStore.engine.read()
+        let path = eventStore.directory.path
+        let state: EventStoreState, count: Int64
+        do {
+            state = try EventStore.state(in: snapshot, path: path)
+            count = try eventStore.integratedGlobalCount(in: snapshot)
+        } catch {
+            throw Self.syncError(error, "read the state for a baseline")
+        }
         let summary = BaselineSummary(id: UUID(), writer: state.storeID, globalCount: count, vector: state.integrated)
         let cutoff = cutoff.met(with: state.integrated)
-
-        // 1. Write.
         var writer = BaselineWriter(summary: summary, directory: transitDirectory, maximumPayload: maximumPartPayload)
-        for object in ledger.objects.values.sorted(by: { $0.key < $1.key }) { try writer.append(object) }
+        do {
+            try LedgerRowStream.forEachObject(in: snapshot, path: path) { object in try writer.append(object) }
+        } catch {
+            throw Self.syncError(error, "read the ledger for a baseline")
+        }
         let parts = try writer.finish()
         defer { for part in parts { try? FileManager.default.removeItem(at: part.url) } }
         do {
@@ -68,6 +80,26 @@ struct Rebaser: Sendable {
             eventNames: eventNames, baselineNames: baselineNames.filter { BaselineSummary.stem(of: $0) != summary.stem },
             cutoff: cutoff, dominatedBy: summary.vector)
         return outcome
+    }
+
+    /// §9 step 9: the cutoff from the registrations and the event store, the policy's decision on the
+    /// listing, and the rebase if it says so; nil when it does not.
+    /// - Parameters:
+    ///   - registrations: every registered store (from `stores/`) with its registration date.
+    ///   - events, baselines: the files of `events/` and `baselines/` with their sizes, as listed.
+    /// - Throws: what `rebase(cutoff:eventNames:baselineNames:)` throws; `SyncError.eventStore`.
+    func rebaseIfNeeded(policy: RebasePolicy, force: Bool = false, suppress: Bool = false, registrations: [StoreID: Date],
+                        now: Date = Date(), events: [(name: CloudFileName, size: Int64)],
+                        baselines: [(name: CloudFileName, size: Int64)]) async throws(SyncError) -> Outcome? {
+        let cutoff: RevisionVector
+        do {
+            cutoff = try RebaseCutoff.vector(from: eventStore, registrations: registrations, now: now, inactiveAfter: policy.inactiveAfter)
+        } catch {
+            throw SyncError(error)
+        }
+        let facts = RebasePolicy.Facts(events: events, baselines: baselines, cutoff: cutoff)
+        guard policy.shouldRebase(facts, force: force, suppress: suppress) else { return nil }
+        return try await rebase(cutoff: cutoff, eventNames: events.map(\.name), baselineNames: baselines.map(\.name))
     }
 
     /// Removes the events of `eventNames` that `cutoff` covers and the baselines of `baselineNames`
@@ -94,13 +126,11 @@ struct Rebaser: Sendable {
         return (events, baselines)
     }
 
-    /// The stored ledger, state and largest integrated count, from one snapshot, so that the baseline's
-    /// ledger is exactly the fold of the events its vector names.
-    private func readSource() throws(SyncError) -> (Ledger, EventStoreState, Int64) {
-        do {
-            return try eventStore.rebaseSource()
-        } catch {
-            throw SyncError(error)
+    private static func syncError(_ error: any Error, _ operation: String) -> SyncError {
+        switch error {
+        case let error as SyncError: error
+        case let error as EventStoreError: SyncError(error)
+        default: .eventStore("\(operation): \(error)")
         }
     }
 
@@ -122,23 +152,5 @@ extension BaselineSummary {
     static func stem(of name: CloudFileName) -> String? {
         guard case let .baseline(count, id, store, _) = name else { return nil }
         return "\(count)_\(id.uuidString)_\(store)"
-    }
-}
-
-extension EventStore {
-    /// The ledger, state and largest integrated global count, read from one snapshot.
-    /// - Throws: `EventStoreError.storage`, `.damaged`.
-    func rebaseSource() throws(EventStoreError) -> (Ledger, EventStoreState, Int64) {
-        let snapshot = engine.read()
-        let path = directory.path
-        do {
-            let ledger = try LedgerRows.load(from: snapshot, path: path)
-            let state = try Self.state(in: snapshot, path: path)
-            return (ledger, state, try integratedGlobalCount(in: snapshot))
-        } catch let error as EventStoreError {
-            throw error
-        } catch {
-            throw .storage(path: path, operation: "read the ledger for a baseline", reason: "\(error)")
-        }
     }
 }

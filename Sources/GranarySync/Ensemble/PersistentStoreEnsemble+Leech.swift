@@ -57,10 +57,12 @@ extension PersistentStoreEnsemble {
             try await pipeline.checks.prepareForLeech()
             let snapshot = try await CloudSnapshot.take(of: cloudFileSystem, layout: layout)
             _ = try await pipeline.downloader.download(snapshot)
-            let readiness = try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes)
+            let baselines = try await fetchBaselines(snapshot, pipeline: pipeline)
+            let readiness = try self.readiness(eventStore, after: baselines)
             let builder = SeedBuilder(coordinator: coordinator, store: syncStore, eventStore: eventStore, schema: schema,
                                       identifiers: try globalIdentifiers())
-            let integrator = try self.integrator(eventStore)
+            var integrator = try self.integrator(eventStore)
+            integrator.baselines = baselines
             let outcome = try integrator.integrate(readiness.ready, seed: { overlay throws(SyncError) in
                 let seed = try builder.build(overlay: overlay, policy: policy)
                 return MergeIntegrator.Seed(changes: seed.changes, localKeys: seed.localKeys,

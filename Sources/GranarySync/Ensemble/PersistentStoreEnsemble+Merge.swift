@@ -48,11 +48,15 @@ extension PersistentStoreEnsemble {
         let snapshot = try await pipeline.snapshots.take()
         report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
 
+        // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness
+        // is judged against what they bring (M32).
+        let baselines = try await fetchBaselines(snapshot, pipeline: pipeline)
         var integrationError: SyncError?
-        let readiness = try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes)
+        let readiness = try self.readiness(eventStore, after: baselines)
         var waiting = readiness.waiting
-        if !readiness.ready.isEmpty {
+        if !readiness.ready.isEmpty || !baselines.joined.isEmpty {
             var integrator = try self.integrator(eventStore)
+            integrator.baselines = baselines
             integrator.beforeRetry = { () throws(SyncError) in _ = try recorder.capture() }
             do {
                 let outcome = try integrator.integrate(readiness.ready)
@@ -77,6 +81,10 @@ extension PersistentStoreEnsemble {
             throw error
         }
         if let integrationError { throw integrationError }
+        // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase).
+        _ = try await rebaser(pipeline).rebaseIfNeeded(policy: configuration.rebase, force: options.contains(.forceRebase),
+                                                      suppress: options.contains(.suppressRebase), snapshot: snapshot,
+                                                      downloadDirectory: pipeline.transit.download)
         report.waitingEvents = waiting.count
         setStatus(Self.status(waiting: waiting))
         return report

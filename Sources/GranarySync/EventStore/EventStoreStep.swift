@@ -22,11 +22,12 @@ struct EventStoreStep: Sendable {
     var joinedBaselines: [BaselineRecord] = []
 
     init(integrated: [EventID] = [], ledgerObjects: [LedgerObject] = [], localKeys: [ObjectKey: Int64] = [:],
-         historyToken: Data? = nil, leechState: LeechState? = nil) {
+         historyToken: Data? = nil, leechState: LeechState? = nil, joinedBaselines: [BaselineRecord] = []) {
         self.integrated = integrated
         self.ledgerObjects = ledgerObjects
         self.localKeys = localKeys
         self.historyToken = historyToken
         self.leechState = leechState
+        self.joinedBaselines = joinedBaselines
     }
 }

@@ -17,6 +17,16 @@ struct CausalDelivery: Hashable, Sendable {
         integrated[meta.id.store] == meta.id.revision - 1 && meta.vector.isCovered(by: integrated)
     }
 
+    /// Takes in a baseline covering `vector` whose events' largest count is `globalCount` (M32): its
+    /// events count as integrated, waiting events it covers are dropped, and the waiting events this makes
+    /// ready are returned in the order to integrate them.
+    mutating func cover(_ vector: RevisionVector, globalCount: Int64) -> [Event] {
+        highestGlobalCount = max(highestGlobalCount, globalCount)
+        integrated = integrated.joined(with: vector)
+        waiting = waiting.filter { !hasIntegrated($0.key) }
+        return drainReady()
+    }
+
     /// Takes `event` in and returns the events now ready, in the order to integrate them, marking them
     /// integrated.
     mutating func accept(_ event: Event) -> [Event] {
@@ -25,6 +35,10 @@ struct CausalDelivery: Hashable, Sendable {
         waiting[event.id] = event
         // Nothing else can have become ready: readiness changes only when something integrates.
         guard isReady(event.meta) else { return [] }
+        return drainReady()
+    }
+
+    private mutating func drainReady() -> [Event] {
         var ready: [Event] = []
         // Lowest position first, so the result does not depend on dictionary order.
         while let next = waiting.values.filter({ isReady($0.meta) }).min(by: { $0.meta.position < $1.meta.position }) {

@@ -21,6 +21,20 @@ struct LedgerIntegrator: Sendable {
         return integrated
     }
 
+    /// Joins `baseline` into the ledger (M32), then integrates the waiting events it makes ready,
+    /// returning their IDs in order. Events the baseline covers that were waiting are dropped: their
+    /// changes are in it.
+    @discardableResult
+    mutating func join(_ baseline: Baseline) -> [EventID] {
+        _ = BaselineJoiner.join(baseline, into: &ledger, integrated: delivery.integrated)
+        var integrated: [EventID] = []
+        for ready in delivery.cover(baseline.vector, globalCount: baseline.globalCount) {
+            Self.apply(ready, to: &ledger)
+            integrated.append(ready.id)
+        }
+        return integrated
+    }
+
     /// The global count of the next local event (M2): one more than any event received, integrated or
     /// waiting.
     var nextGlobalCount: Int64 { delivery.highestGlobalCount + 1 }

@@ -90,7 +90,8 @@ extension EventStore {
         for event in pending.localEvents { eventRows.append((event, try eventRow(event, status: .localUnexported))) }
         let step = EventStoreStep(integrated: pending.integrated, ledgerObjects: pending.ledgerObjects,
                                   localKeys: Dictionary(pending.mapped.map { ($0.key, $0.localKey) }, uniquingKeysWith: { $1 }),
-                                  historyToken: pending.historyToken, leechState: pending.leechState)
+                                  historyToken: pending.historyToken, leechState: pending.leechState,
+                                  joinedBaselines: pending.joinedBaselines ?? [])
         try write("finalize merge \(pending.mergeID)") { tx in
             var state = try Self.state(in: tx.snapshot, path: self.directory.path)
             // The downloaded events first: the local events' vectors already cover them.

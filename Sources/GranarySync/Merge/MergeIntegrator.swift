@@ -69,6 +69,9 @@ struct MergeIntegrator {
     var beforeRetry: (() throws(SyncError) -> Void)?
     /// Called after the pending record is committed and before the store save (crash tests).
     var afterPendingRecord: (() -> Void)?
+    /// Baselines to join before the events (§9 step 6, M32), from `BaselineIntegrator.fetch`; joined
+    /// into the ledger each attempt loads, and recorded by the finalize.
+    var baselines: BaselineIntegrator.Result?
     /// Attempts before `storeBusy` (§10.4 step 5).
     var maximumAttempts = 3
 
@@ -124,6 +127,14 @@ struct MergeIntegrator {
         var ledger = ledgerBefore
         var integratedVector = state.integrated
         var hadChanges = false
+        var joinedBaselines: [BaselineRecord] = []
+        for (baseline, record) in zip(baselines?.baselines ?? [], baselines?.joined ?? [])
+        where !baseline.vector.isCovered(by: integratedVector) {
+            integratedVector = BaselineJoiner.join(baseline, into: &ledger, integrated: integratedVector)
+            joinedBaselines.append(record)
+            // Peers learn from the merge event that this store now has the baseline's events (the cutoff).
+            hadChanges = true
+        }
         for event in events {
             guard integratedVector[event.id.store] < event.id.revision else { continue }
             guard integratedVector[event.id.store] == event.id.revision - 1, event.meta.vector.isCovered(by: integratedVector) else {
@@ -137,7 +148,9 @@ struct MergeIntegrator {
         }
 
         var nextRevision = state.nextRevision
-        var nextCount = max(state.maxGlobalCount, events.map(\.meta.globalCount).max() ?? 0) + 1
+        // Above every event and joined baseline (M2): the finalize raises the counter to the baselines' too.
+        var nextCount = max(state.maxGlobalCount, events.map(\.meta.globalCount).max() ?? 0,
+                            baselines?.globalCount ?? 0) + 1
         var idMap = storedMap
         var alsoTouched: Set<ObjectKey> = []
         var localEvents: [Event] = []
@@ -226,6 +239,7 @@ struct MergeIntegrator {
         pending.mapped = mapped.map { PendingMerge.Mapping(key: $0.key, localKey: $0.value) }.sorted { $0.key < $1.key }
         pending.historyToken = historyToken
         pending.leechState = leechState
+        pending.joinedBaselines = joinedBaselines.isEmpty ? nil : joinedBaselines
 
         let hasChanges = context.performAndWait { context.hasChanges }
         if !hasChanges {

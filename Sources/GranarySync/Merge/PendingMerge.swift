@@ -32,6 +32,9 @@ struct PendingMerge: Hashable, Sendable, Codable {
     var historyToken: Data? = nil
     /// The leech state after finalize; nil leaves it as it is.
     var leechState: LeechState? = nil
+    /// Baselines the merge joined (M32), recorded by the finalize; optional so that records written
+    /// before baselines existed still read.
+    var joinedBaselines: [BaselineRecord]? = nil
 
     /// The context name of the merge's save, which its history transaction carries.
     var contextName: String { SyncConstants.mergeContextNamePrefix + mergeID }
