@@ -16,6 +16,10 @@
 //       records steps into a GranarySync event store (see EventStoreChild.swift)
 //   granary-crashtest sync-merge <directory>
 //       integrates remote events into a store through GranarySync's merge (see MergeChild.swift)
+//   granary-crashtest sync-export <directory>
+//       records and exports GranarySync events into a shared folder (see ExportChild.swift)
+//   granary-crashtest sync-download <directory>
+//       downloads a shared folder's GranarySync events into an event store (see DownloadChild.swift)
 //   granary-crashtest sync-capture <directory>
 //       saves into a store with history and captures each save into an event store (see CaptureChild.swift)
 //   granary-crashtest sync-rebase <directory>
@@ -45,6 +49,10 @@ if arguments.count > 1 && arguments[1] == "migrate" {
     runEventStoreChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-merge" {
     runMergeChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-export" {
+    runExportChild(Array(arguments.dropFirst(2)))
+} else if arguments.count > 1 && arguments[1] == "sync-download" {
+    runDownloadChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-capture" {
     runCaptureChild(Array(arguments.dropFirst(2)))
 } else if arguments.count > 1 && arguments[1] == "sync-rebase" {

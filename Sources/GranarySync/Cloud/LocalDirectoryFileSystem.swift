@@ -118,6 +118,9 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
                 throw map(code, local)
             }
             defer { closedir(directory) }
+            // Relative to the open directory: no path to build and resolve per entry (an idle merge lists
+            // every event file, S3).
+            let descriptor = dirfd(directory)
             var items: [CloudItem] = []
             while let entry = readdir(directory) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -126,7 +129,7 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
                 guard !Self.isHidden(name) else { continue }
                 // d_type is DT_UNKNOWN on some network file systems: stat each entry instead.
                 var info = stat()
-                guard stat(local + "/" + name, &info) == 0 else { continue }   // removed since readdir: not there
+                guard fstatat(descriptor, name, &info, 0) == 0 else { continue }   // removed since readdir: not there
                 items.append(info.st_mode & S_IFMT == S_IFDIR ? .directory(name: name) : .file(name: name, size: Int64(info.st_size)))
             }
             return items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
@@ -245,7 +248,14 @@ public final class LocalDirectoryFileSystem: CloudFileSystem {
 
     /// Names listings leave out: hidden files (temp files, the identity) and sync services' conflicted copies.
     static func isHidden(_ name: String) -> Bool {
-        name.hasPrefix(".") || name.contains(" (conflicted copy") || name.contains(".sync-conflict-")
+        // One pass over the bytes first: the substring searches are costly and only a name with a space
+        // (Dropbox's marker) or a second dot (Syncthing's) can hold a marker.
+        var dots = 0, spaces = 0
+        for byte in name.utf8 {
+            if byte == UInt8(ascii: ".") { dots += 1 } else if byte == UInt8(ascii: " ") { spaces += 1 }
+        }
+        return name.utf8.first == UInt8(ascii: ".") || (spaces > 0 && name.contains(" (conflicted copy"))
+            || (dots > 1 && name.contains(".sync-conflict-"))
     }
 
     /// Runs `body`, rewriting the paths of its errors from local paths to cloud paths (relative to the

@@ -10,12 +10,14 @@ final class EnsemblePipeline: Sendable {
     let checks: CloudChecks
     let downloader: Downloader
     let exporter: Exporter
+    let snapshots: CloudSnapshotter
 
     init(eventStore: EventStore, ensemble: PersistentStoreEnsemble) {
         self.eventStore = eventStore
         eventStore.localModelHash.withLock { $0 = ensemble.managedObjectModel.versionHash }
         transit = TransitDirectories(root: ensemble.local.transit)
         checks = CloudChecks(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit)
+        snapshots = CloudSnapshotter(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout)
         downloader = Downloader(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit)
         exporter = Exporter(fileSystem: ensemble.cloudFileSystem, layout: ensemble.layout, eventStore: eventStore, transit: transit,
                             registration: RegistrationInfo(persistentStoreUUID: ensemble.persistentStore.identifier,

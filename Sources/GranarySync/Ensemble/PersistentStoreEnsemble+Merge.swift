@@ -45,7 +45,7 @@ extension PersistentStoreEnsemble {
         // event just captured already says.
         report.changes = try LocalDuplicateMerger.merge(recorder.localDuplicates, coordinator: coordinator)
 
-        let snapshot = try await CloudSnapshot.take(of: cloudFileSystem, layout: layout)
+        let snapshot = try await pipeline.snapshots.take()
         report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
 
         // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness

@@ -49,6 +49,12 @@ final class CloudChecks: Sendable {
             let existence: FileExistence
             do { existence = try await fileSystem.fileExists(atPath: registration) } catch { throw .cloud(error) }
             guard existence.exists else { return .forcedDeleech(.storeUnregistered) }
+        } else {
+            // Leeched but not registered yet (the leech's upload failed): no registration to look for, but
+            // an ensemble directory gone means the same — its data was removed.
+            let existence: FileExistence
+            do { existence = try await fileSystem.fileExists(atPath: layout.root) } catch { throw .cloud(error) }
+            guard existence.isDirectory else { return .forcedDeleech(.storeUnregistered) }
         }
         try await checkFormat(writingIfMissing: false)
         return .ok

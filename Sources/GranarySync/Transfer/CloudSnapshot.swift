@@ -5,18 +5,27 @@ import Foundation
 /// the same picture.
 ///
 /// Names that do not parse (conflicted copies, stray files, subdirectories) are kept aside as foreign
-/// and never acted on.
+/// and never acted on. Taken with the previous merge's snapshot, a directory whose listing did not
+/// change is not parsed or sorted again: an unchanged ensemble costs its listings and their comparison
+/// (the polling budget, S3).
 struct CloudSnapshot: Hashable, Sendable {
     /// Event files, ordered by count, store, revision and part.
-    var events: [CloudFileName] = []
+    private(set) var events: [CloudFileName] = []
+    /// The names of `events` as listed, in the same order (so that callers compare text, not reformat).
+    private(set) var eventFileNames: [String] = []
     /// Baseline files, ordered by count, baseline ID, store and part.
-    var baselines: [CloudFileName] = []
-    var data: [CloudFileName] = []
-    var stores: [CloudFileName] = []
+    private(set) var baselines: [CloudFileName] = []
+    private(set) var data: [CloudFileName] = []
+    private(set) var stores: [CloudFileName] = []
     /// The listed size of each file, by file name (the extension keeps names of different kinds apart).
-    var sizes: [String: Int64] = [:]
+    private(set) var sizes: [String: Int64] = [:]
     /// Paths, relative to the file system's root, of entries that are not GranarySync files.
-    var foreignPaths: [String] = []
+    private(set) var foreignPaths: [String] = []
+    /// Whether every listing was the same as in the snapshot this one was taken after.
+    private(set) var isUnchanged = false
+    /// The raw listing of each directory, to compare the next one with.
+    private var listings: [String: [CloudItem]] = [:]
+    private var parsed: [String: CloudFileName] = [:]
 
     /// Every GranarySync file name listed.
     var names: Set<String> { Set(sizes.keys) }
@@ -25,22 +34,33 @@ struct CloudSnapshot: Hashable, Sendable {
 
     func size(of name: CloudFileName) -> Int64? { sizes[name.fileName] }
 
-    /// Lists the four directories of `layout` on `fileSystem` (connected by the caller's checks).
+    /// Lists the four directories of `layout` on `fileSystem` (connected by the caller's checks),
+    /// reusing what `previous` parsed for directories whose listing is unchanged.
     /// - Throws: `SyncError.cloud` when a listing fails, a directory missing included: the checks before
     ///   have found the ensemble's registration, so a missing directory is the cloud failing, not an
     ///   empty ensemble.
-    static func take(of fileSystem: any CloudFileSystem, layout: CloudLayout) async throws(SyncError) -> CloudSnapshot {
-        var snapshot = CloudSnapshot()
+    static func take(of fileSystem: any CloudFileSystem, layout: CloudLayout,
+                     after previous: CloudSnapshot? = nil) async throws(SyncError) -> CloudSnapshot {
+        var listings: [String: [CloudItem]] = [:]
         for directory in [layout.eventsDirectory, layout.baselinesDirectory, layout.dataDirectory, layout.storesDirectory] {
-            let items: [CloudItem]
-            do { items = try await fileSystem.contentsOfDirectory(atPath: directory) } catch { throw .cloud(error) }
+            do { listings[directory] = try await fileSystem.contentsOfDirectory(atPath: directory) } catch { throw .cloud(error) }
+        }
+        if var previous, previous.listings == listings {
+            previous.isUnchanged = true
+            return previous
+        }
+        var snapshot = CloudSnapshot()
+        snapshot.listings = listings
+        for (directory, items) in listings.sorted(by: { $0.key < $1.key }) {
             for item in items {
-                guard case let .file(text, size) = item, let name = try? CloudFileName.parse(text), name.isValid,
+                guard case let .file(text, size) = item,
+                      let name = previous?.parsed[text] ?? (try? CloudFileName.parse(text)).flatMap({ $0.isValid ? $0 : nil }),
                       layout.directory(for: name) == directory else {
                     snapshot.foreignPaths.append(directory + "/" + item.name)
                     continue
                 }
                 snapshot.sizes[text] = size
+                snapshot.parsed[text] = name
                 switch name {
                 case .event: snapshot.events.append(name)
                 case .baseline: snapshot.baselines.append(name)
@@ -49,7 +69,13 @@ struct CloudSnapshot: Hashable, Sendable {
                 }
             }
         }
-        snapshot.events.sort(by: Self.precedes)
+        if let previous, previous.listings[layout.eventsDirectory] == listings[layout.eventsDirectory] {
+            snapshot.events = previous.events
+            snapshot.eventFileNames = previous.eventFileNames
+        } else {
+            snapshot.events.sort(by: Self.precedes)
+            snapshot.eventFileNames = snapshot.events.map(\.fileName)
+        }
         snapshot.baselines.sort(by: Self.precedes)
         return snapshot
     }

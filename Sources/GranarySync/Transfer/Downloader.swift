@@ -48,7 +48,8 @@ final class Downloader: Sendable {
     func download(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
         var report = Report()
         let known = try handledNames()
-        let fresh = snapshot.events.filter { !known.contains($0.fileName) }
+        if !snapshot.isUnchanged { try forgetUnlisted(known, snapshot: snapshot) }
+        let fresh = zip(snapshot.events, snapshot.eventFileNames).filter { !known.contains($0.1) }.map(\.0)
         guard !fresh.isEmpty else { return report }
 
         let own: StoreID
@@ -115,6 +116,15 @@ final class Downloader: Sendable {
         }
         try commit()
         return report
+    }
+
+    /// Drops handled names the listing no longer has (events removed once a baseline covered them), so
+    /// that neither `remoteFile` nor the set in memory grows with every event ever synced.
+    private func forgetUnlisted(_ known: Set<String>, snapshot: CloudSnapshot) throws(SyncError) {
+        let gone = known.subtracting(snapshot.eventFileNames)
+        guard !gone.isEmpty else { return }
+        do { try eventStore.forgetRemoteFiles(gone) } catch { throw SyncError(error) }
+        handled.withLock { $0?.subtract(gone) }
     }
 
     /// Forgets the names held in memory, so the next run reads `remoteFile` again (after another

@@ -96,6 +96,20 @@ extension EventStore {
         }
     }
 
+    /// Removes `names` from `remoteFile` in one commit (names no longer listed: a file removed after a
+    /// rebase is never written again, and if a stale copy reappears it is only downloaded once more).
+    /// - Throws: `EventStoreError.storage`.
+    func forgetRemoteFiles(_ names: some Sequence<String>) throws(EventStoreError) {
+        typealias R = EventStoreSchema.RemoteFile
+        try write("forget remote file names") { tx in
+            for name in names {
+                for key in try tx.snapshot.queryKeys(IndexQuery(table: R.name, index: R.byName, equal: [.string(name)], limit: 1)) {
+                    try tx.delete(from: R.name, key: key)
+                }
+            }
+        }
+    }
+
     /// The local events not yet exported, in count order (then store ID, as the index orders them),
     /// with their stored payload bytes.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
@@ -117,6 +131,26 @@ extension EventStore {
                                              payload: try reader.bytes(E.payload, "payload")))
         }
         return result
+    }
+
+    /// The stored payload of event `id` with its status, nil when the store does not hold it.
+    /// - Throws: `EventStoreError.storage`, `.damaged`.
+    func storedPayload(of id: EventID) throws(EventStoreError) -> (event: StoredEventPayload, status: EventStatus)? {
+        typealias E = EventStoreSchema.Event
+        let snapshot = engine.read()
+        let found: Int64?, row: Row?
+        do {
+            found = try Self.eventKey(id, in: snapshot)
+            row = try found.flatMap { try snapshot.row(in: E.name, key: $0) }
+        } catch {
+            throw .storage(path: path, operation: "read event \(id)", reason: "\(error)")
+        }
+        guard let found, let row else { return nil }
+        let reader = EventStoreRowReader(row: row, table: E.name, key: found, path: path)
+        let raw = try reader.int(E.status, "status")
+        guard let status = EventStatus(rawValue: raw) else { throw reader.damaged("unknown status \(raw)") }
+        return (StoredEventPayload(id: id, globalCount: try reader.int(E.globalCount, "globalCount"),
+                                   payload: try reader.bytes(E.payload, "payload")), status)
     }
 
     /// The identity recorded by `recordCloudIdentity(_:)`, nil when none was recorded.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Sends this store's new events to the cloud and registers the store (§9 step 8, §12.4).
 ///
@@ -24,6 +25,11 @@ final class Exporter: Sendable {
         var replaced: [String] = []
         /// Whether this run wrote the registration (or found it written) and moved the store to registered.
         var registered = false
+        /// Exported files of this store found in the cloud at another size than their bytes (truncated,
+        /// or replaced by a sync service's copy), uploaded again.
+        var repaired: [String] = []
+        /// Hidden temp files of killed uploads removed from the ensemble's directories.
+        var removedAbandonedUploads = 0
     }
 
     let fileSystem: any CloudFileSystem
@@ -33,10 +39,20 @@ final class Exporter: Sendable {
     let registration: RegistrationInfo
     let batchSize: Int
     let partPayloadLimit: Int
+    /// This store's exported files already found at their right size, by name: each is checked once per
+    /// process (and again if its listed size changes), not at every merge.
+    private let verifiedSizes = Mutex<[String: Int64]>([:])
+    /// How many exports ran in this process, for the periodic content check.
+    private let exportRuns = Mutex(0)
+    /// Every how many exports this store's files are downloaded and compared (0: never).
+    let contentCheckInterval: Int
+    /// When this process last removed abandoned uploads: a walk of every directory, so at most hourly.
+    private let lastSweep = Mutex<ContinuousClock.Instant?>(nil)
+    static let sweepInterval = Duration.seconds(3600)
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          registration: RegistrationInfo = RegistrationInfo(), batchSize: Int = 20,
-         partPayloadLimit: Int = SyncConstants.maximumPartPayload) {
+         partPayloadLimit: Int = SyncConstants.maximumPartPayload, contentCheckInterval: Int = 50) {
         self.fileSystem = fileSystem
         self.layout = layout
         self.eventStore = eventStore
@@ -44,6 +60,7 @@ final class Exporter: Sendable {
         self.registration = registration
         self.batchSize = max(1, batchSize)
         self.partPayloadLimit = max(1, partPayloadLimit)
+        self.contentCheckInterval = max(0, contentCheckInterval)
     }
 
     /// Exports every local unexported event, then writes the registration if the store is leeched but not
@@ -86,12 +103,71 @@ final class Exporter: Sendable {
             if batch.count >= batchSize { try commit() }
         }
         try commit()
+        try await repairOwnFiles(in: snapshot, store: state.storeID, report: &report)
 
         if state.leechState == .leeched {
             try await register(state.storeID, snapshot: snapshot)
             report.registered = true
         }
+        report.removedAbandonedUploads = await sweepAbandonedUploads()
         return report
+    }
+
+    /// §9 step 10: removes the temp files of uploads killed before their rename (any device's, once an
+    /// hour old: younger ones may still be running), at the first export of the process and then at most
+    /// hourly. Best effort: a failure here is not the export's, and the next sweep tries again.
+    private func sweepAbandonedUploads() async -> Int {
+        let now = ContinuousClock.now
+        let due = lastSweep.withLock { last in
+            guard last.map({ now - $0 >= Self.sweepInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return 0 }
+        return (try? await TransitDirectories.removeAbandonedUploads(on: fileSystem, under: layout.root)) ?? 0
+    }
+
+    /// Self-healing (§5.1): only this store may write its names, so a copy of one of its exported files
+    /// listed at the wrong size — cut short by a sync service, or replaced by a conflicted copy — is
+    /// uploaded again from the bytes kept; readers that refused the damaged copy take the whole one at
+    /// their next merge. A damaged copy of the right size (a flipped byte) shows only in its contents:
+    /// every `contentCheckInterval`-th export downloads this store's files and compares them.
+    private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, report: inout Report) async throws(SyncError) {
+        let interval = contentCheckInterval
+        let checksContents = exportRuns.withLock { runs in
+            runs += 1
+            return interval > 0 && runs % interval == 0
+        }
+        let verified = verifiedSizes.withLock { $0 }
+        for (name, text) in zip(snapshot.events, snapshot.eventFileNames) {
+            guard case let .event(_, writer, revision, _) = name, writer == store, let listed = snapshot.sizes[text],
+                  checksContents || verified[text] != listed else { continue }
+            let stored: (event: StoredEventPayload, status: EventStatus)?
+            do { stored = try eventStore.storedPayload(of: EventID(store: store, revision: revision)) } catch { throw SyncError(error) }
+            // Unexported events were handled by the export above; unknown ones are the collision check's.
+            guard let stored, stored.status == .exported else { continue }
+            let files = EventFileParts.files(id: stored.event.id, globalCount: stored.event.globalCount,
+                                             payload: stored.event.payload, partPayloadLimit: partPayloadLimit)
+            guard let file = files.first(where: { $0.name == name }) else { continue }
+            if checksContents || Int64(file.bytes.count) != listed {
+                let remote: Data?
+                do { remote = try await transit.fetch(layout.path(for: name), name: text, from: fileSystem) } catch .notFound {
+                    remote = nil
+                } catch {
+                    throw .cloud(error)
+                }
+                // A whole file of another writer under this name is a collision, not damage to repair.
+                if let remote, remote != file.bytes, (try? EventFile(decoding: remote, name: text)) != nil {
+                    throw .storeIdentityCollision(storeID: store.description)
+                }
+                if remote != file.bytes {
+                    try await upload(file.bytes, name: name)
+                    report.repaired.append(text)
+                }
+            }
+            let size = Int64(file.bytes.count)
+            verifiedSizes.withLock { $0[text] = size }
+        }
     }
 
     /// Uploads `bytes` as `name` unless the cloud already has exactly them.

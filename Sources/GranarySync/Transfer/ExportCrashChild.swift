@@ -1,0 +1,58 @@
+import Foundation
+
+/// The body of `granary-crashtest sync-export`: records local events and exports them into a shared
+/// folder until it is killed, so that the crash test can check that a kill at any point — mid-upload,
+/// between an upload and its commit — leaves nothing lost, altered or duplicated once the next export
+/// has run (§12.4).
+///
+/// It lives here rather than in the crash-test executable because the transfer types are internal; the
+/// SPI keeps it out of the public API.
+@_spi(CrashTesting)
+public enum ExportCrashChild {
+    /// Opens (creating) the event store `<directory>/events.granary`, leeches it on the folder
+    /// `<directory>/cloud` (which must exist) the first time, then loops: records a local event
+    /// (printing `recorded <revision>`), exports everything unexported in batches of one (printing
+    /// `exported <revision>` for each once its commit returned). Exits with status 1 on any error.
+    public static func run(directory: URL) -> Never {
+        let failed = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await loop(directory: directory)
+            } catch {
+                FileHandle.standardError.write(Data("sync-export child: \(error)\n".utf8))
+            }
+            failed.signal()
+        }
+        failed.wait()
+        exit(1)
+    }
+
+    private static func loop(directory: URL) async throws {
+        let store = try EventStore.open(at: directory.appendingPathComponent("events.granary"))
+        let fileSystem = LocalDirectoryFileSystem(rootDirectory: directory.appendingPathComponent("cloud"))
+        let layout = try CloudLayout(ensembleIdentifier: "crash")
+        let transit = TransitDirectories(root: directory.appendingPathComponent("transit"))
+        try transit.prepare()
+        let checks = CloudChecks(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit)
+        if try store.state().leechState == .notLeeched {
+            try await checks.prepareForLeech()
+            try store.setLeechState(.leeched)
+        }
+        guard case .ok = try await checks.beforeMerge() else { throw SyncError.cloudIdentityChanged }
+        let exporter = Exporter(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit, batchSize: 1)
+        while true {
+            let meta = try store.nextLocalMeta()
+            let key = ObjectKey("Book", "crash-\(meta.id.revision)")
+            try store.recordLocalEvent(Event(meta: meta, changes: [ObjectChange(key: key, kind: .insert,
+                                                                                attributes: ["title": .string(String(repeating: "x", count: 200))])]))
+            say("recorded \(meta.id.revision)")
+            let report = try await exporter.export(against: CloudSnapshot.take(of: fileSystem, layout: layout))
+            for id in report.exported { say("exported \(id.revision)") }
+        }
+    }
+
+    /// One unbuffered write per line, so a line reaches the parent before the next step starts.
+    private static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
