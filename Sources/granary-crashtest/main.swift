@@ -35,28 +35,18 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-if arguments.count > 1 && arguments[1] == "migrate" {
-    runMigrationChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "onesided" {
-    runOneSidedChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "history" {
-    runHistoryChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "upload" {
-    runUploadChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-device" {
-    runEnsembleChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-events" {
-    runEventStoreChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-merge" {
-    runMergeChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-export" {
-    runExportChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-download" {
-    runDownloadChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-capture" {
-    runCaptureChild(Array(arguments.dropFirst(2)))
-} else if arguments.count > 1 && arguments[1] == "sync-rebase" {
-    runRebaseChild(Array(arguments.dropFirst(2)))
-} else {
-    runEngineWriter(arguments)
+let rest = Array(arguments.dropFirst(2))
+switch arguments.count > 1 ? arguments[1] : "" {
+case "migrate": runMigrationChild(rest)
+case "onesided": runOneSidedChild(rest)
+case "history": runHistoryChild(rest)
+case "upload": runUploadChild(rest)
+case "sync-device": runEnsembleChild(rest)
+case "sync-events": runEventStoreChild(rest)
+case "sync-merge": runMergeChild(rest)
+case "sync-export": runExportChild(rest)
+case "sync-download": runDownloadChild(rest)
+case "sync-capture": runCaptureChild(rest)
+case "sync-rebase": runRebaseChild(rest)
+default: runEngineWriter(arguments)
 }

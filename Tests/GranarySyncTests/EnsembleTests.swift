@@ -281,6 +281,20 @@ import Testing
         await #expect(throws: SyncError.self) { try await PersistentStoreEnsemble.removeEnsemble(identifier: "../x", in: cloud) }
     }
 
+    /// Purging history up to the purgeable token loses nothing; the ensemble can also purge by itself.
+    @Test func historyPurgedUpToThePurgeableTokenLosesNothing() async throws {
+        let (root, d) = try await devices(["a", "b"])
+        defer { removeScratch(root) }
+        try d[0].addNote("one", id: "n1")
+        try await d[0].ensemble.merge()
+        let token = try #require(d[0].ensemble.purgeableHistoryToken)
+        _ = try d[0].coordinator.execute(PersistentHistoryChangeRequest.deleteHistory(before: token))
+        try d[0].addNote("two", id: "n2")
+        try await mergeAll(d)
+        #expect(Set(try d[1].graph().nodes.keys.filter { $0.hasPrefix("Note/") }) == ["Note/n1", "Note/n2"])
+        #expect(try d[1].graph() == (try d[0].graph()))
+    }
+
     @Test func aChangedCloudIdentityDeleechesTheStoreAndSaysWhy() async throws {
         let (root, cloud, d) = try await memoryDevices(["a", "b"])
         defer { removeScratch(root) }

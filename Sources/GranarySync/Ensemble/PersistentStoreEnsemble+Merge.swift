@@ -115,7 +115,7 @@ extension PersistentStoreEnsemble {
 
     func changeRecorder(_ eventStore: EventStore) throws(SyncError) -> LocalChangeRecorder {
         LocalChangeRecorder(coordinator: coordinator, store: syncStore, eventStore: eventStore, schema: schema,
-                            identifiers: try globalIdentifiers())
+                            identifiers: try globalIdentifiers(), purgesHistory: configuration.purgesHistory)
     }
 
     /// An integrator saving through the ensemble's coordinator, with the delegate's hooks.

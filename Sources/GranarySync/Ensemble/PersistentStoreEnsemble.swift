@@ -142,6 +142,14 @@ public final class PersistentStoreEnsemble: Sendable {
     /// What the ensemble is doing or waiting for.
     public var status: SyncStatus { mutable.withLock { $0.status } }
 
+    /// The newest history token the ensemble no longer needs: everything up to it was captured. An app
+    /// that purges the store's persistent history itself purges up to this token at most; purging
+    /// further makes the next merge rescan the whole store. Nil when the store is not leeched.
+    public var purgeableHistoryToken: PersistentHistoryToken? {
+        guard let eventStore = mutable.withLock({ $0.pipeline?.eventStore }), let state = try? eventStore.state() else { return nil }
+        return (try? HistoryReader(coordinator: coordinator, store: syncStore).decode(state.historyToken)) ?? nil
+    }
+
     /// Told what merges save and when the ensemble deleeches by itself; held weakly.
     public var delegate: (any PersistentStoreEnsembleDelegate)? {
         get { mutable.withLock { $0.delegate.value } }
