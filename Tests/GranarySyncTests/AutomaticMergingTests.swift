@@ -37,7 +37,7 @@ import Testing
         defer { removeScratch(root) }
         try laptop.addNote("sent by itself", id: "n1", folder: "F")
         let arrived = try await Self.eventually { try phone.graph().nodes["Note/n1"] != nil }
-        #expect(arrived, "the phone never received the note")
+        #expect(arrived, "the phone never received the note; failures: laptop \(laptop.recorder.automaticFailures), phone \(phone.recorder.automaticFailures); statuses \(laptop.ensemble.status), \(phone.ensemble.status)")
         #expect(try phone.graph() == (try laptop.graph()))
         // The delegate hears of the merge just after its save, which the graph already shows.
         let told = try await Self.eventually { phone.recorder.changes.contains { !$0.inserted.isEmpty } }
@@ -60,7 +60,7 @@ import Testing
             try phone.graph().nodes.keys.filter { $0.hasPrefix("Note/") }.count == count
         }
         let received = try phone.graph().nodes.keys.filter { $0.hasPrefix("Note/") }.count
-        #expect(arrived, "only \(received) of \(count) notes arrived")
+        #expect(arrived, "only \(received) of \(count) notes arrived; failures: laptop \(laptop.recorder.automaticFailures), phone \(phone.recorder.automaticFailures)")
         let settled = try await Self.eventually { try phone.graph() == (try laptop.graph()) }
         #expect(settled)
         #expect(try phone.graph().duplicates.isEmpty)

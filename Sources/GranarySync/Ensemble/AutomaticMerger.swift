@@ -13,6 +13,13 @@ final class AutomaticMerger: Sendable {
     /// is what the app chose, rarely enough to cost nothing (one read of the store's last transaction).
     static let tokenCheckInterval: Duration = .milliseconds(100)
 
+    /// How long to wait before trying a failed automatic merge again: doubling from half a second (from
+    /// five for errors that need the app), up to five minutes.
+    static func retryDelay(after failures: Int, retryable: Bool) -> Duration {
+        let base: Duration = retryable ? .milliseconds(500) : .seconds(5)
+        return min(base * (1 << min(failures - 1, 10)), .seconds(300))
+    }
+
     func start(_ ensemble: PersistentStoreEnsemble, policy: AutomaticMerging) {
         guard policy != .manual else { return }
         let history = HistoryReader(coordinator: ensemble.coordinator, store: ensemble.syncStore)
@@ -28,15 +35,19 @@ final class AutomaticMerger: Sendable {
         let started = Task.detached { [weak ensemble] in
             var seenToken = initial
             var lastMerge = ContinuousClock.now
+            var retryAt: ContinuousClock.Instant?
+            var failures = 0
             let tick = min(policy.saveDelay.map { min($0, Self.tokenCheckInterval) } ?? .seconds(3600),
-                           policy.pollingInterval ?? .seconds(3600))
+                           policy.pollingInterval ?? .seconds(3600), Self.tokenCheckInterval)
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
                 guard !Task.isCancelled else { return }
+                let now = ContinuousClock.now
                 let token = try? history.currentToken()
                 let saved = policy.saveDelay != nil && token != seenToken
-                let due = policy.pollingInterval.map { ContinuousClock.now - lastMerge >= $0 } ?? false
-                guard saved || due else { continue }
+                let due = policy.pollingInterval.map { now - lastMerge >= $0 } ?? false
+                let retry = retryAt.map { now >= $0 } ?? false
+                guard saved || due || retry else { continue }
                 if saved, let delay = policy.saveDelay {
                     try? await Task.sleep(for: delay)
                     guard !Task.isCancelled else { return }
@@ -44,7 +55,14 @@ final class AutomaticMerger: Sendable {
                 guard let ensemble, ensemble.isLeeched else { return }
                 do throws(SyncError) {
                     try await ensemble.merge()
+                    failures = 0
+                    retryAt = nil
                 } catch {
+                    // A failed merge may have captured the saves that started it and still not sent them
+                    // (the cloud was away): try again, sooner for errors that pass by themselves.
+                    failures += 1
+                    let backoff = Self.retryDelay(after: failures, retryable: error.isRetryable)
+                    retryAt = ContinuousClock.now + backoff
                     ensemble.delegate?.persistentStoreEnsemble(ensemble, didFailToMergeAutomaticallyWith: error)
                 }
                 seenToken = captured()
