@@ -99,10 +99,16 @@ struct MergeIntegrator {
         while true {
             attempt += 1
             if attempt > 1 { try beforeRetry?() }
-            switch try attemptIntegration(events, seed: seed, leechState: leechState) {
+            var result = try attemptIntegration(events, seed: seed, leechState: leechState)
+            if case .needsWholeLedger = result {
+                result = try attemptIntegration(events, seed: seed, leechState: leechState, wholeLedger: true)
+            }
+            switch result {
             case .done(var outcome):
                 outcome.attempts = attempt
                 return outcome
+            case .needsWholeLedger:
+                throw .dataCorruption("a merge reading the whole ledger asked for the whole ledger")
             case .raced:
                 guard attempt < maximumAttempts else { throw .storeBusy(attempts: attempt) }
             }
@@ -113,16 +119,23 @@ struct MergeIntegrator {
         case done(Outcome)
         /// A local save touched a row the merge writes, or took a unique value it writes (M31).
         case raced
+        /// A merge that read part of the ledger found it needs all of it (repairs may name any object).
+        case needsWholeLedger
     }
 
     private func attemptIntegration(_ events: [Event], seed: ((Ledger) throws(SyncError) -> Seed)?,
-                                    leechState: LeechState?) throws(SyncError) -> AttemptResult {
+                                    leechState: LeechState?, wholeLedger: Bool = false) throws(SyncError) -> AttemptResult {
         let state: EventStoreState, ledgerBefore: Ledger, storedMap: [ObjectKey: Int64]
-        do {
-            state = try eventStore.state()
-            ledgerBefore = try eventStore.loadLedger()
-            storedMap = try eventStore.idMap()
-        } catch { throw SyncError(error) }
+        do { state = try eventStore.state() } catch { throw SyncError(error) }
+        let sliced = !wholeLedger && seed == nil && (baselines?.baselines.isEmpty ?? true) && canSlice(events)
+        if sliced {
+            (ledgerBefore, storedMap) = try slice(for: events)
+        } else {
+            do {
+                ledgerBefore = try eventStore.loadLedger()
+                storedMap = try eventStore.idMap()
+            } catch { throw SyncError(error) }
+        }
         if let pending = state.pendingMergeID {
             throw .dataCorruption("merge \(pending) is still pending; recover it before integrating")
         }
@@ -216,7 +229,8 @@ struct MergeIntegrator {
         for (key, localKey) in mapped { keyOfRow[key.entity, default: [:]][localKey] = key }
 
         // Hooks and repairs (M24): whatever the app changes in the reparation context joins the merge event.
-        let repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
+        var repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
+        repairs.keyOfUnknownRow = { [eventStore] entity, localKey in (try? eventStore.objectKey(entity: entity, localKey: localKey)) ?? nil }
         let reparation = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
         if let shouldSave = hooks.shouldSave, !shouldSave(context, reparation) { throw .mergeCancelled }
         try repairs.record(reparation, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)
@@ -230,7 +244,15 @@ struct MergeIntegrator {
             problems = Self.validationProblems(context)
             if !problems.isEmpty { throw .mergeValidationFailed(problems) }
         }
-        if !mergeChanges.isEmpty { ledger = Self.applying(mergeChanges, meta: mergeMeta, to: baseLedger) }
+        if !mergeChanges.isEmpty {
+            // Repairs may name objects the slice does not hold; applied to a slice they would overwrite
+            // those keys' stored state. Start again from the whole ledger (repairs are rare).
+            if sliced {
+                context.performAndWait { context.reset() }
+                return .needsWholeLedger
+            }
+            ledger = Self.applying(mergeChanges, meta: mergeMeta, to: baseLedger)
+        }
 
         // A merge event when it has changes of its own, or when the merge integrated changes (so peers
         // learn this store's vector); never for empty merge events alone, or idle devices would ping-pong.
@@ -284,6 +306,57 @@ struct MergeIntegrator {
         do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
         outcome.changes = saved
         return .done(outcome)
+    }
+
+    /// The part of the stored ledger, and of the ID map, that integrating `events` reads and writes: the
+    /// keys they name, with their fuse groups (M22), the members of their to-manys and the targets of
+    /// their to-ones (whose existence decides the projected relationships), so that the projection of
+    /// those keys is what the whole ledger would give. A merge of a few changes in a large store then
+    /// reads a few ledger rows, not all of them (S2).
+    private func slice(for events: [Event]) throws(SyncError) -> (Ledger, [ObjectKey: Int64]) {
+        var named: Set<ObjectKey> = []
+        for event in events {
+            for change in event.changes {
+                named.insert(change.key)
+                if case let .fuse(survivor) = change.kind { named.insert(survivor) }
+                for case let target?? in change.toOnes.values { named.insert(target) }
+                for adds in change.memberAdds.values { named.formUnion(adds.map(\.member)) }
+                for removes in change.memberRemoves.values { named.formUnion(removes) }
+            }
+        }
+        let slice = LedgerSlice(eventStore: eventStore)
+        try slice.load(named, members: true)
+        // The to-one targets the loaded keys' registers may name: whichever write wins, its target must be
+        // known to exist or not.
+        var targets: Set<ObjectKey> = []
+        for object in slice.ledger.objects.values {
+            for register in object.toOnes.values {
+                for case let target? in register.candidates.map(\.value) { targets.insert(target) }
+            }
+        }
+        try slice.load(targets)
+        var map: [ObjectKey: Int64] = [:]
+        do {
+            for key in slice.ledger.objects.keys.sorted() {
+                if let localKey = try eventStore.localKey(for: key) { map[key] = localKey }
+            }
+        } catch { throw SyncError(error) }
+        return (slice.ledger, map)
+    }
+
+    /// Whether integrating `events` may read only the part of the ledger they name. Not when the model
+    /// has uniqueness constraints (a collision may involve any object, M22, M23) or one-to-one
+    /// relationships (a target keeps one claimant among every object naming it, M17), or when the events
+    /// fuse keys: those merges read the whole ledger.
+    private func canSlice(_ events: [Event]) -> Bool {
+        let entities = coordinator.managedObjectModel.entities
+        guard !entities.contains(where: { !$0.uniquenessConstraints.isEmpty }) else { return false }
+        guard !schema.entities.values.contains(where: { shape in
+            shape.toOnes.values.contains { if case .toOne = $0.inverse { return true } else { return false } }
+        }) else { return false }
+        return !events.contains { event in
+            event.changes.contains { if case .fuse = $0.kind { return true } else { return false } }
+        }
     }
 
     /// `base` with one event of `changes` under `meta` applied: the merge event as it stands.

@@ -7,6 +7,9 @@ struct MergeRepairs {
     let context: ManagedObjectContext
     let schema: LedgerSchema
     let newGlobalID: (ManagedObject) -> String
+    /// The key of a row `keyOfRow` does not name: a merge that read only part of the ledger knows only
+    /// its rows, and a repair may touch any object of the store.
+    var keyOfUnknownRow: (String, Int64) -> ObjectKey? = { _, _ in nil }
 
     /// Records `reparation`'s changes into `changes` (merged with earlier repairs of the same object) and
     /// the rows of objects it inserted into `mapped`. `keyOfRow` names every row the merge knows, by
@@ -18,7 +21,7 @@ struct MergeRepairs {
         guard reparation.performAndWait({ reparation.hasChanges }) else { return }
         let recorder = RepairRecorder(schema: schema)
         let (repairs, inserted) = try recorder.changes(in: reparation, key: { id in
-            id.primaryKey.flatMap { keyOfRow[id.entityName]?[$0] }
+            id.primaryKey.flatMap { keyOfRow[id.entityName]?[$0] ?? keyOfUnknownRow(id.entityName, $0) }
         }, newGlobalID: newGlobalID)
         var failure: Error?
         reparation.performAndWait {
