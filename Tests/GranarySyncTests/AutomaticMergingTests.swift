@@ -10,9 +10,12 @@ import Testing
         EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", automaticMerging: merging)
     }
 
-    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds` (generous: under a full
-    /// parallel test run the merges' tasks may wait long for a thread).
-    static func eventually(_ seconds: Double = 120, _ condition: () throws -> Bool) async throws -> Bool {
+    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`. Generous on purpose:
+    /// automatic merges run as tasks on Swift's cooperative pool, which has one thread per core (two
+    /// here), and in a full parallel test run long synchronous tests can hold both threads for minutes
+    /// (a stack dump of such a run showed two property tests doing so), so the merges wait. The deadline
+    /// only guards against a merge that never comes.
+    static func eventually(_ seconds: Double = 400, _ condition: () throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try condition() { return true }
