@@ -149,7 +149,7 @@ extension PersistentStoreEnsemble {
 
 extension Notification.Name {
     /// Posted after a merge saved changes from other devices into the store; `object` is the
-    /// ``PersistentStoreEnsemble`` and `userInfo[ContextChanges.userInfoKey]` the saved ``ContextChanges``
+    /// ``PersistentStoreEnsemble`` and `userInfo[ContextChanges.userInfoKey]` the saved `ContextChanges`
     /// (Ensembles' `CDEPersistentStoreEnsembleDidSaveMergeChangesNotification`).
     public static let persistentStoreEnsembleDidSaveMergeChanges = Notification.Name("GranarySync.persistentStoreEnsembleDidSaveMergeChanges")
 }
