@@ -57,32 +57,40 @@ enum LedgerRows {
     /// The ledger objects of `keys` that are in the ledger (a key absent, or only mapped, is left out):
     /// what a step that touches a few keys reads instead of the whole ledger.
     /// - Throws: `EventStoreError.damaged` for an unreadable row; `StorageError` from the engine.
+    /// The ledger object of `key` whose object row is `row`, with its registers and members; nil for a
+    /// key that is mapped but not in the ledger (no incarnations).
+    /// - Throws: `EventStoreError.damaged`; `StorageError` from the engine.
+    static func object(_ key: ObjectKey, row: Row, rowKey: Int64, in snapshot: Snapshot, path: String) throws -> LedgerObject? {
+        let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
+        guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return nil }
+        var object = LedgerObject(key: key)
+        object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
+        object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+        let owner: [Value] = [.string(key.entity), .string(key.globalID)]
+        for (registerKey, register) in try snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
+            let reader = EventStoreRowReader(row: register, table: Registers.name, key: registerKey, path: path)
+            let property = try reader.string(Registers.property, "property")
+            if try reader.bool(Registers.isToOne, "isToOne") {
+                object.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+            } else {
+                object.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+            }
+        }
+        for (memberKey, member) in try snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
+            let reader = EventStoreRowReader(row: member, table: Members.name, key: memberKey, path: path)
+            let relationship = try reader.string(Members.relationship, "relationship")
+            let memberObject = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
+                                         try reader.string(Members.memberGID, "memberGID"))
+            object.members[relationship, default: [:]][memberObject] = try reader.json(Membership.self, Members.adds, "adds")
+        }
+        return object
+    }
+
     static func load(_ keys: some Sequence<ObjectKey>, from snapshot: Snapshot, path: String) throws -> [LedgerObject] {
         var objects: [LedgerObject] = []
         for key in keys {
             guard let rowKey = try objectRowKey(key, in: snapshot), let row = try snapshot.row(in: Objects.name, key: rowKey) else { continue }
-            let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
-            guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { continue }
-            var object = LedgerObject(key: key)
-            object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
-            object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
-            let owner: [Value] = [.string(key.entity), .string(key.globalID)]
-            for (registerKey, register) in try snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
-                let reader = EventStoreRowReader(row: register, table: Registers.name, key: registerKey, path: path)
-                let property = try reader.string(Registers.property, "property")
-                if try reader.bool(Registers.isToOne, "isToOne") {
-                    object.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
-                } else {
-                    object.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
-                }
-            }
-            for (memberKey, member) in try snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
-                let reader = EventStoreRowReader(row: member, table: Members.name, key: memberKey, path: path)
-                let relationship = try reader.string(Members.relationship, "relationship")
-                let memberObject = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
-                                             try reader.string(Members.memberGID, "memberGID"))
-                object.members[relationship, default: [:]][memberObject] = try reader.json(Membership.self, Members.adds, "adds")
-            }
+            guard let object = try object(key, row: row, rowKey: rowKey, in: snapshot, path: path) else { continue }
             objects.append(object)
         }
         return objects
