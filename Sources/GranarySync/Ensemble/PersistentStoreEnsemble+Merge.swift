@@ -81,10 +81,14 @@ extension PersistentStoreEnsemble {
             throw error
         }
         if let integrationError { throw integrationError }
-        // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase).
-        _ = try await rebaser(pipeline).rebaseIfNeeded(policy: configuration.rebase, force: options.contains(.forceRebase),
-                                                      suppress: options.contains(.suppressRebase), snapshot: snapshot,
-                                                      downloadDirectory: pipeline.transit.download)
+        // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase). A
+        // listing unchanged since the last merge brings no new facts for the policy (any export of that
+        // merge shows in this listing), so the check, which reads the event table, is skipped.
+        if options.contains(.forceRebase) || !snapshot.isUnchanged {
+            _ = try await rebaser(pipeline).rebaseIfNeeded(policy: configuration.rebase, force: options.contains(.forceRebase),
+                                                          suppress: options.contains(.suppressRebase), snapshot: snapshot,
+                                                          downloadDirectory: pipeline.transit.download)
+        }
         report.waitingEvents = waiting.count
         setStatus(Self.status(waiting: waiting))
         return report
