@@ -188,6 +188,28 @@ import Testing
         #expect(graph.nodes["Note/both"]?.relationships["tags"] == ["Tag/x", "Tag/y"])
     }
 
+    /// A damaged event file is not yet arrived: reported, not integrated, and read once it is whole again.
+    @Test func aDamagedEventFileIsReportedAndReadOnceWholeAgain() async throws {
+        let (root, d) = try await devices(["a", "b"])
+        defer { removeScratch(root) }
+        try d[0].addNote("carried by a damaged file", id: "n1")
+        try await d[0].ensemble.merge()
+        let events = root.appendingPathComponent("cloud/Notes/events", isDirectory: true)
+        let names = try FileManager.default.contentsOfDirectory(atPath: events.path).filter { !$0.hasPrefix(".") }
+        let newest = try #require(names.sorted { (Int($0.prefix { $0 != "_" }) ?? 0) < (Int($1.prefix { $0 != "_" }) ?? 0) }.last)
+        let file = events.appendingPathComponent(newest)
+        let whole = try Data(contentsOf: file)
+        var damaged = whole
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: file)
+        let report = try await d[1].ensemble.merge()
+        #expect(!report.diagnostics.isEmpty, "the damaged file was not reported")
+        #expect(try d[1].graph().nodes["Note/n1"] == nil)
+        try whole.write(to: file)
+        try await d[1].ensemble.merge()
+        #expect(try d[1].graph().nodes["Note/n1"] != nil)
+    }
+
     @Test func leechTwiceIsAnError() async throws {
         let (root, d) = try await devices(["a"])
         defer { removeScratch(root) }

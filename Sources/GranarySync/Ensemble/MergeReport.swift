@@ -15,6 +15,10 @@ public struct MergeReport: Sendable, Hashable {
     public var exportedEvents = 0
     /// What the merge saved into the store (empty when it changed nothing).
     public var changes = ContextChanges()
+    /// Cloud files the merge left for a later one, and why: a damaged or truncated file, an event whose
+    /// parts have not all arrived, a file removed while it was read. Nothing here is an error: a file
+    /// that arrives whole later is read then.
+    public var diagnostics: [String] = []
 
     public init() {}
 }

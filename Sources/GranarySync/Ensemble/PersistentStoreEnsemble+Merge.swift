@@ -46,7 +46,9 @@ extension PersistentStoreEnsemble {
         report.changes = try LocalDuplicateMerger.merge(recorder.localDuplicates, coordinator: coordinator)
 
         let snapshot = try await pipeline.snapshots.take()
-        report.downloadedEvents = try await pipeline.downloader.download(snapshot).imported.count
+        let downloads = try await pipeline.downloader.download(snapshot)
+        report.downloadedEvents = downloads.imported.count
+        report.diagnostics = downloads.diagnostics.map(\.description)
 
         // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness
         // is judged against what they bring (M32).
@@ -54,6 +56,12 @@ extension PersistentStoreEnsemble {
         var integrationError: SyncError?
         let readiness = try self.readiness(eventStore, after: baselines)
         var waiting = readiness.waiting
+        if !readiness.alreadyIntegrated.isEmpty && baselines.joined.isEmpty {
+            // Copies of events the stored vector already covers (integrated through a baseline earlier):
+            // settled, so that later merges do not read them again. Not when this merge joins baselines:
+            // then they are covered only by the joined vector, which the integration's finalize commits.
+            do { try eventStore.commit(EventStoreStep(integrated: readiness.alreadyIntegrated)) } catch { throw SyncError(error) }
+        }
         if !readiness.ready.isEmpty || !baselines.joined.isEmpty {
             var integrator = try self.integrator(eventStore)
             integrator.baselines = baselines
