@@ -195,7 +195,10 @@ import Testing
         try d[0].addNote("carried by a damaged file", id: "n1")
         try await d[0].ensemble.merge()
         let events = root.appendingPathComponent("cloud/Notes/events", isDirectory: true)
-        let names = try FileManager.default.contentsOfDirectory(atPath: events.path).filter { !$0.hasPrefix(".") }
+        // a's newest event file: the one carrying the note (b's own files it would never download).
+        let eventStore = try #require(d[0].ensemble.mutable.withLock { $0.pipeline?.eventStore })
+        let own = try eventStore.state().storeID.description
+        let names = try FileManager.default.contentsOfDirectory(atPath: events.path).filter { !$0.hasPrefix(".") && $0.contains(own) }
         let newest = try #require(names.sorted { (Int($0.prefix { $0 != "_" }) ?? 0) < (Int($1.prefix { $0 != "_" }) ?? 0) }.last)
         let file = events.appendingPathComponent(newest)
         let whole = try Data(contentsOf: file)
