@@ -1,6 +1,6 @@
 import Foundation
 import Granary
-import GranarySync
+@_spi(CrashTesting) import GranarySync
 
 /// The ensemble crash child: one device of a synced pair, saving and merging through a shared folder
 /// until the parent kills it with SIGKILL — during a save, a capture, a download, the merge's store save
@@ -16,20 +16,16 @@ func runEnsembleChild(_ args: [String]) -> Never {
     }
     let device = URL(fileURLWithPath: args[0])
     let folder = URL(fileURLWithPath: args[1])
-    let done = DispatchSemaphore(value: 0)
     // The seed also names this run's notes, so that two runs never make one global identifier.
     let seed = args.count > 2 ? Int(args[2]) ?? 1 : 1
-    Task.detached {
+    CrashChildProcess.run("sync-device child") {
         do {
             try await runEnsembleDevice(device: device, folder: folder, seed: seed)
         } catch {
-            say("error \(error)")
-            exit(1)
+            say("error \(error)")      // on standard output too: the parent reads only that
+            throw error
         }
-        done.signal()
     }
-    done.wait()
-    exit(0)
 }
 
 private func runEnsembleDevice(device: URL, folder: URL, seed: Int) async throws {

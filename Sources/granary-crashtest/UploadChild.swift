@@ -1,5 +1,5 @@
 import Foundation
-import GranarySync
+@_spi(CrashTesting) import GranarySync
 
 /// The shared-folder upload crash child: uploads one local file into a `LocalDirectoryFileSystem` again
 /// and again under new names (`events/copy-<n>`), printing `uploading <n>` before and `uploaded <n>`
@@ -14,25 +14,15 @@ func runUploadChild(_ args: [String]) -> Never {
     }
     let fileSystem = LocalDirectoryFileSystem(rootDirectory: URL(fileURLWithPath: args[0]))
     let source = URL(fileURLWithPath: args[1])
-    // The uploads are async; this process has nothing else to do, so the main thread waits for a task
-    // that never ends (it exits on an error, or is killed).
-    let failed = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            try await fileSystem.connect()
-            try await fileSystem.createDirectory(atPath: "events")
-            var n = 0
-            while true {
-                n += 1
-                say("uploading \(n)")
-                try await fileSystem.uploadLocalFile(at: source, toPath: "events/copy-\(n)")
-                say("uploaded \(n)")
-            }
-        } catch {
-            FileHandle.standardError.write(Data("upload child: \(error)\n".utf8))
-            failed.signal()
+    CrashChildProcess.run("upload child") {
+        try await fileSystem.connect()
+        try await fileSystem.createDirectory(atPath: "events")
+        var n = 0
+        while true {
+            n += 1
+            say("uploading \(n)")
+            try await fileSystem.uploadLocalFile(at: source, toPath: "events/copy-\(n)")
+            say("uploaded \(n)")
         }
     }
-    failed.wait()
-    exit(1)
 }

@@ -19,17 +19,7 @@ public enum RebaseCrashChild {
     /// `Book/own-(r-1)`), exports it, and rebases with the cutoff of a lone device, everything it has
     /// integrated (`rebased r`). Exits with status 1 on any error.
     public static func run(directory: URL) -> Never {
-        let failed = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await loop(directory: directory)
-            } catch {
-                FileHandle.standardError.write(Data("sync-rebase child: \(error)\n".utf8))
-            }
-            failed.signal()
-        }
-        failed.wait()
-        exit(1)
+        CrashChildProcess.run("sync-rebase child") { try await loop(directory: directory) }
     }
 
     private static func loop(directory: URL) async throws {
@@ -53,7 +43,7 @@ public enum RebaseCrashChild {
                 try await cloud.uploadLocalFile(at: url, toPath: layout.path(for: name))
                 try FileManager.default.removeItem(at: url)
                 try store.markExported([event.id])
-                say("exported \(event.id.revision)")
+                CrashChildProcess.say("exported \(event.id.revision)")
             }
         }
 
@@ -71,17 +61,13 @@ public enum RebaseCrashChild {
             LedgerIntegrator.apply(event, to: &ledger)
             let touched = Set(changes.map(\.key)).compactMap { ledger.object($0) }
             try store.recordLocalEvent(event, with: EventStoreStep(ledgerObjects: touched))
-            say("recorded \(round)")
+            CrashChildProcess.say("recorded \(round)")
             try await export()
 
             let events = try await cloud.contentsOfDirectory(atPath: layout.eventsDirectory).compactMap { try? CloudFileName.parse($0.name) }
             let baselines = try await cloud.contentsOfDirectory(atPath: layout.baselinesDirectory).compactMap { try? CloudFileName.parse($0.name) }
             _ = try await rebaser.rebase(cutoff: try store.state().integrated, eventNames: events, baselineNames: baselines)
-            say("rebased \(round)")
+            CrashChildProcess.say("rebased \(round)")
         }
-    }
-
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

@@ -70,8 +70,8 @@ public enum CaptureCrashChild {
                     if let old = try find("Book", "b-\(round - 2)", in: context) { context.delete(old) }
                     try context.save()
                 }
-                say("saved \(round)")
-                if let event = try recorder.capture() { say("captured \(event.id.revision)") }
+                CrashChildProcess.say("saved \(round)")
+                if let event = try recorder.capture() { CrashChildProcess.say("captured \(event.id.revision)") }
             }
         } catch {
             FileHandle.standardError.write(Data("sync-capture child: \(error)\n".utf8))
@@ -83,9 +83,5 @@ public enum CaptureCrashChild {
         var request = FetchRequest<ManagedObject>(entityName: entity)
         request.filter = try PredicateParser.parse("uniqueIdentifier == %@", arguments: [gid])
         return try context.fetch(request).first
-    }
-
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

@@ -29,27 +29,22 @@ public enum EventStoreCrashChild {
                 let event = Event(meta: meta, changes: [ObjectChange(key: own, kind: .insert, attributes: ["name": .integer(round)])])
                 try store.recordLocalEvent(event, with: EventStoreStep(ledgerObjects: [ownObject], localKeys: [own: round],
                                                                        historyToken: Data(String(round).utf8)))
-                say("local \(round)")
+                CrashChildProcess.say("local \(round)")
 
                 let remoteMeta = EventMeta(id: EventID(store: remote, revision: round), globalCount: 2 * round + 1,
                                            vector: RevisionVector())
                 let book = ObjectKey("Book", "remote-\(round)")
                 try store.importEvent(Event(meta: remoteMeta, changes: [ObjectChange(key: book, kind: .insert)]))
-                say("imported \(round)")
+                CrashChildProcess.say("imported \(round)")
                 var bookObject = LedgerObject(key: book)
                 bookObject.incarnations = [Incarnation(insert: remoteMeta)]
                 try store.commit(EventStoreStep(integrated: [remoteMeta.id], ledgerObjects: [bookObject],
                                                 localKeys: [book: 1_000_000 + round]))
-                say("integrated \(round)")
+                CrashChildProcess.say("integrated \(round)")
             }
         } catch {
             FileHandle.standardError.write(Data("sync-events child: \(error)\n".utf8))
             exit(1)
         }
-    }
-
-    /// One unbuffered write per line, so a line reaches the parent before the next commit starts.
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

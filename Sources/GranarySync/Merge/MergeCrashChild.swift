@@ -57,7 +57,7 @@ public enum MergeCrashChild {
             let events = try EventStore.open(at: directory.appendingPathComponent("events.granary"),
                                              creatingWith: StoreID(canonical: ownStoreText))
             let recovered = try MergeRecovery.recover(events, coordinator: coordinator, store: shared)
-            say("recovered \(recovered)")
+            CrashChildProcess.say("recovered \(recovered)")
             var integrator = MergeIntegrator(eventStore: events, coordinator: coordinator, store: shared, schema: LedgerSchema(model: model))
             let remote = StoreID(canonical: remoteStoreText)!
             while true {
@@ -65,18 +65,14 @@ public enum MergeCrashChild {
                 let round = max(try events.state().integrated[remote], downloaded.map(\.id.revision).max() ?? 0) + 1
                 try events.importEvent(event(round))
                 // A pause after each named point, so that a kill sent on the line lands between the steps.
-                integrator.afterPendingRecord = { say("pending \(round)"); Thread.sleep(forTimeInterval: 0.05) }
-                integrator.afterStoreSave = { say("saved \(round)"); Thread.sleep(forTimeInterval: 0.05) }
+                integrator.afterPendingRecord = { CrashChildProcess.say("pending \(round)"); Thread.sleep(forTimeInterval: 0.05) }
+                integrator.afterStoreSave = { CrashChildProcess.say("saved \(round)"); Thread.sleep(forTimeInterval: 0.05) }
                 _ = try integrator.integrate(try events.events(withStatus: .downloaded))
-                say("merged \(round)")
+                CrashChildProcess.say("merged \(round)")
             }
         } catch {
             FileHandle.standardError.write(Data("sync-merge child: \(error)\n".utf8))
             exit(1)
         }
-    }
-
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

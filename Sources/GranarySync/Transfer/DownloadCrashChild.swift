@@ -15,30 +15,18 @@ public enum DownloadCrashChild {
     /// event file of the ensemble in the folder `<directory>/cloud` (batches of one file), prints `done`
     /// and then waits to be killed. Exits with status 1 on any error.
     public static func run(directory: URL) -> Never {
-        let failed = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                let store = try EventStore.open(at: directory.appendingPathComponent("events.granary"))
-                let fileSystem = LocalDirectoryFileSystem(rootDirectory: directory.appendingPathComponent("cloud"))
-                try await fileSystem.connect()
-                let layout = try CloudLayout(ensembleIdentifier: ensembleIdentifier)
-                let transit = TransitDirectories(root: directory.appendingPathComponent("transit"))
-                try transit.prepare()
-                let downloader = Downloader(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit, batchSize: 1)
-                say("started")
-                _ = try await downloader.download(CloudSnapshot.take(of: fileSystem, layout: layout))
-                say("done")
-                while true { try await Task.sleep(for: .seconds(60)) }
-            } catch {
-                FileHandle.standardError.write(Data("sync-download child: \(error)\n".utf8))
-            }
-            failed.signal()
+        CrashChildProcess.run("sync-download child") {
+            let store = try EventStore.open(at: directory.appendingPathComponent("events.granary"))
+            let fileSystem = LocalDirectoryFileSystem(rootDirectory: directory.appendingPathComponent("cloud"))
+            try await fileSystem.connect()
+            let layout = try CloudLayout(ensembleIdentifier: ensembleIdentifier)
+            let transit = TransitDirectories(root: directory.appendingPathComponent("transit"))
+            try transit.prepare()
+            let downloader = Downloader(fileSystem: fileSystem, layout: layout, eventStore: store, transit: transit, batchSize: 1)
+            CrashChildProcess.say("started")
+            _ = try await downloader.download(CloudSnapshot.take(of: fileSystem, layout: layout))
+            CrashChildProcess.say("done")
+            while true { try await Task.sleep(for: .seconds(60)) }
         }
-        failed.wait()
-        exit(1)
-    }
-
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }

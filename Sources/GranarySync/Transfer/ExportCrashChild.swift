@@ -14,17 +14,7 @@ public enum ExportCrashChild {
     /// (printing `recorded <revision>`), exports everything unexported in batches of one (printing
     /// `exported <revision>` for each once its commit returned). Exits with status 1 on any error.
     public static func run(directory: URL) -> Never {
-        let failed = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await loop(directory: directory)
-            } catch {
-                FileHandle.standardError.write(Data("sync-export child: \(error)\n".utf8))
-            }
-            failed.signal()
-        }
-        failed.wait()
-        exit(1)
+        CrashChildProcess.run("sync-export child") { try await loop(directory: directory) }
     }
 
     private static func loop(directory: URL) async throws {
@@ -45,14 +35,9 @@ public enum ExportCrashChild {
             let key = ObjectKey("Book", "crash-\(meta.id.revision)")
             try store.recordLocalEvent(Event(meta: meta, changes: [ObjectChange(key: key, kind: .insert,
                                                                                 attributes: ["title": .string(String(repeating: "x", count: 200))])]))
-            say("recorded \(meta.id.revision)")
+            CrashChildProcess.say("recorded \(meta.id.revision)")
             let report = try await exporter.export(against: CloudSnapshot.take(of: fileSystem, layout: layout))
-            for id in report.exported { say("exported \(id.revision)") }
+            for id in report.exported { CrashChildProcess.say("exported \(id.revision)") }
         }
-    }
-
-    /// One unbuffered write per line, so a line reaches the parent before the next step starts.
-    private static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
