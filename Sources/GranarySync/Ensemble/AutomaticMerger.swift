@@ -43,8 +43,8 @@ final class AutomaticMerger: Sendable {
                 try? await Task.sleep(for: tick)
                 guard !Task.isCancelled else { return }
                 let now = ContinuousClock.now
-                let token = try? history.currentToken()
-                let saved = policy.saveDelay != nil && token != seenToken
+                // The store's token only matters when saves start merges; polling alone never reads it.
+                let saved = policy.saveDelay != nil && (try? history.currentToken()) != seenToken
                 let due = policy.pollingInterval.map { now - lastMerge >= $0 } ?? false
                 let retry = retryAt.map { now >= $0 } ?? false
                 guard saved || due || retry else { continue }
