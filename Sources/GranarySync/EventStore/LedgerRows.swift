@@ -6,7 +6,7 @@ import GranaryStorage
 ///
 /// Rows per property rather than one document per key, so that a merge step rewrites only the keys it
 /// touched, and so that later slices can find every owner of a member through an index. Values inside
-/// the `bytes` columns are the JSON of `EventPayloadCoding`, the same as in event files.
+/// the `bytes` columns are in `LedgerBinaryCoding`'s form (rows of earlier versions, in JSON, still read).
 enum LedgerRows {
     typealias Objects = EventStoreSchema.Object
     typealias Registers = EventStoreSchema.Register
@@ -22,8 +22,8 @@ enum LedgerRows {
             guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return true }
             let key = ObjectKey(try reader.string(Objects.entity, "entity"), try reader.string(Objects.globalID, "gid"))
             var object = LedgerObject(key: key)
-            object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
-            object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+            object.incarnations = try reader.ledgerValue([Incarnation].self, Objects.incarnations, "incarnations", binary: LedgerBinaryCoding.incarnations)
+            object.fuses = try reader.ledgerValue([LedgerObject.Fuse].self, Objects.fuses, "fuses", binary: LedgerBinaryCoding.fuses)
             objects[key] = object
             return true
         }
@@ -33,9 +33,9 @@ enum LedgerRows {
             let property = try reader.string(Registers.property, "property")
             guard objects[key] != nil else { throw reader.damaged("register \(property) of \(key), which is not in the ledger") }
             if try reader.bool(Registers.isToOne, "isToOne") {
-                objects[key]?.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+                objects[key]?.toOnes[property] = try reader.ledgerValue(Register<ObjectKey?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.keyRegister)
             } else {
-                objects[key]?.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+                objects[key]?.attributes[property] = try reader.ledgerValue(Register<SyncValue?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.valueRegister)
             }
             return true
         }
@@ -46,7 +46,7 @@ enum LedgerRows {
             let member = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
                                    try reader.string(Members.memberGID, "memberGID"))
             guard objects[key] != nil else { throw reader.damaged("member \(member) of \(key).\(relationship), which is not in the ledger") }
-            objects[key]?.members[relationship, default: [:]][member] = try reader.json(Membership.self, Members.adds, "adds")
+            objects[key]?.members[relationship, default: [:]][member] = try reader.ledgerValue(Membership.self, Members.adds, "adds", binary: LedgerBinaryCoding.membership)
             return true
         }
         var ledger = Ledger()
@@ -64,16 +64,16 @@ enum LedgerRows {
         let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
         guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return nil }
         var object = LedgerObject(key: key)
-        object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
-        object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+        object.incarnations = try reader.ledgerValue([Incarnation].self, Objects.incarnations, "incarnations", binary: LedgerBinaryCoding.incarnations)
+        object.fuses = try reader.ledgerValue([LedgerObject.Fuse].self, Objects.fuses, "fuses", binary: LedgerBinaryCoding.fuses)
         let owner: [Value] = [.string(key.entity), .string(key.globalID)]
         for (registerKey, register) in try snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
             let reader = EventStoreRowReader(row: register, table: Registers.name, key: registerKey, path: path)
             let property = try reader.string(Registers.property, "property")
             if try reader.bool(Registers.isToOne, "isToOne") {
-                object.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+                object.toOnes[property] = try reader.ledgerValue(Register<ObjectKey?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.keyRegister)
             } else {
-                object.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+                object.attributes[property] = try reader.ledgerValue(Register<SyncValue?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.valueRegister)
             }
         }
         for (memberKey, member) in try snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
@@ -81,7 +81,7 @@ enum LedgerRows {
             let relationship = try reader.string(Members.relationship, "relationship")
             let memberObject = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
                                          try reader.string(Members.memberGID, "memberGID"))
-            object.members[relationship, default: [:]][memberObject] = try reader.json(Membership.self, Members.adds, "adds")
+            object.members[relationship, default: [:]][memberObject] = try reader.ledgerValue(Membership.self, Members.adds, "adds", binary: LedgerBinaryCoding.membership)
         }
         return object
     }
@@ -110,11 +110,11 @@ enum LedgerRows {
     }
 
     /// Replaces the stored rows of `object`'s key by `object`, keeping its local key.
-    /// - Throws: `EventStoreError.unencodable`; `StorageError` from the engine.
+    /// - Throws: `StorageError` from the engine.
     static func write(_ object: LedgerObject, in tx: WriteTransaction, path: String) throws {
         let key = object.key
-        let incarnations = try encode(object.incarnations, "the incarnations of \(key)", path)
-        let fuses = try encode(object.fuses, "the fuses of \(key)", path)
+        let incarnations = LedgerBinaryCoding.encode(object.incarnations)
+        let fuses = LedgerBinaryCoding.encode(object.fuses)
         try upsertObjectRow(key, in: tx) { values in
             values[Objects.incarnations] = .bytes(incarnations)
             values[Objects.fuses] = .bytes(fuses)
@@ -124,16 +124,16 @@ enum LedgerRows {
         // what was written.
         for (property, register) in object.attributes.sorted(by: { $0.key < $1.key }) {
             _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(false), .string(property),
-                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
+                               .bytes(LedgerBinaryCoding.encode(register))], into: Registers.name)
         }
         for (property, register) in object.toOnes.sorted(by: { $0.key < $1.key }) {
             _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(true), .string(property),
-                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
+                               .bytes(LedgerBinaryCoding.encode(register))], into: Registers.name)
         }
         for (relationship, members) in object.members.sorted(by: { $0.key < $1.key }) {
             for (member, membership) in members.sorted(by: { $0.key < $1.key }) {
                 _ = try tx.insert([.string(key.entity), .string(key.globalID), .string(relationship), .string(member.entity),
-                                   .string(member.globalID), .bytes(try encode(membership, "\(key).\(relationship) \(member)", path))],
+                                   .string(member.globalID), .bytes(LedgerBinaryCoding.encode(membership))],
                                   into: Members.name)
             }
         }
@@ -192,12 +192,6 @@ enum LedgerRows {
         }
         for rowKey in try tx.snapshot.queryKeys(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
             try tx.delete(from: Members.name, key: rowKey)
-        }
-    }
-
-    private static func encode(_ value: some Encodable, _ what: String, _ path: String) throws(EventStoreError) -> [UInt8] {
-        do { return Array(try EventPayloadCoding.encode(value)) } catch {
-            throw .unencodable(path: path, what: what, reason: "\(error)")
         }
     }
 }
