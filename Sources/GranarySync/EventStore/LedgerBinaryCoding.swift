@@ -305,7 +305,8 @@ enum LedgerBinaryCoding {
 
         mutating func uuid() throws(Failure) -> UUID {
             let raw = try take(16)
-            var uuid = UUID().uuid
+            // A zero tuple to fill: `UUID()` would read the system's random source for nothing.
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: raw) }
             return UUID(uuid: uuid)
         }
