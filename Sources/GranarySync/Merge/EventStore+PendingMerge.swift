@@ -113,6 +113,7 @@ extension EventStore {
             if state.pendingMergeID == pending.mergeID { state.pendingMergeID = nil }
             try self.apply(step, to: &state, in: tx)
         }
+        noteStored(pending.localEvents)
     }
 
     /// Every key the ID map holds a local key for, by entity and local key: what the merge reads the

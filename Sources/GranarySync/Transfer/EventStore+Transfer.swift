@@ -76,7 +76,7 @@ extension EventStore {
     func importDownloaded(_ events: [Event], files: [RemoteFileRecord], at date: Date = Date()) throws(EventStoreError) -> [EventID] {
         var rows: [(Event, Row)] = []
         for event in events { rows.append((event, try eventRow(event, status: .downloaded))) }
-        return try write("import \(events.count) downloaded events") { tx in
+        let imported = try write("import \(events.count) downloaded events") { tx in
             var state = try Self.state(in: tx.snapshot, path: self.path)
             var imported: [EventID] = []
             for (event, row) in rows where try Self.eventKey(event.id, in: tx.snapshot) == nil {
@@ -94,6 +94,9 @@ extension EventStore {
             if !imported.isEmpty { try self.writeState(state, in: tx) }
             return imported
         }
+        let importedIDs = Set(imported)
+        noteStored(events.filter { importedIDs.contains($0.id) })
+        return imported
     }
 
     /// Removes `names` from `remoteFile` in one commit (names no longer listed: a file removed after a
