@@ -106,59 +106,6 @@ extension EventStore {
         return count
     }
 
-    /// For each store, its newest event known here (any status) and when it was made: what
-    /// `RebaseCutoff` reads a store's published vector and activity from. Read from the event table
-    /// once, then kept in `newestEvents` by the commits that store events.
-    /// - Throws: `EventStoreError.storage`, `.damaged`.
-    func newestEventPerStore() throws(EventStoreError) -> [StoreID: (meta: EventMeta, timestamp: Date)] {
-        // Scanned under the lock, so that an event committed meanwhile is either in the scan's snapshot
-        // or noted after the scan has filled the cache.
-        let newest = try newestEvents.withLock { cached throws(EventStoreError) -> [StoreID: NewestEvent] in
-            if let cached { return cached }
-            let scanned = try scanNewestEvents()
-            cached = scanned
-            return scanned
-        }
-        return newest.mapValues { ($0.meta, $0.timestamp) }
-    }
-
-    /// Raises the cached newest events with `events`, just committed; nothing while nobody has asked.
-    func noteStored(_ events: [Event]) {
-        guard !events.isEmpty else { return }
-        newestEvents.withLock { cached in
-            guard cached != nil else { return }
-            for event in events where event.id.revision > cached?[event.id.store]?.meta.id.revision ?? 0 {
-                cached?[event.id.store] = NewestEvent(meta: event.meta, timestamp: event.timestamp)
-            }
-        }
-    }
-
-    private func scanNewestEvents() throws(EventStoreError) -> [StoreID: NewestEvent] {
-        typealias E = EventStoreSchema.Event
-        let path = directory.path
-        var newest: [StoreID: (revision: Int64, row: Row, key: Int64)] = [:]
-        do {
-            try engine.read().forEachRow(in: E.name) { key, row in
-                let reader = EventStoreRowReader(row: row, table: E.name, key: key, path: path)
-                let text = try reader.string(E.storeID, "storeID")
-                guard let store = StoreID(canonical: text) else { throw reader.damaged("storeID '\(text.prefix(64))' is not a store ID") }
-                let revision = try reader.int(E.revision, "revision")
-                if revision > newest[store]?.revision ?? 0 { newest[store] = (revision, row, key) }
-                return true
-            }
-        } catch let error as EventStoreError {
-            throw error
-        } catch {
-            throw .storage(path: path, operation: "find each store's newest event", reason: "\(error)")
-        }
-        var result: [StoreID: NewestEvent] = [:]
-        for (store, found) in newest {
-            let event = try EventStoreRowReader(row: found.row, table: E.name, key: found.key, path: path).json(Event.self, E.payload, "payload")
-            result[store] = NewestEvent(meta: event.meta, timestamp: event.timestamp)
-        }
-        return result
-    }
-
     /// Rebase and baseline joins inside a merge's commit: records the joined baselines, raises the
     /// integrated vector and the global count to theirs (M2, M32), and moves the downloaded events they
     /// now cover to integrated (their changes are in the joined ledger). Called by `commit(_:)`.

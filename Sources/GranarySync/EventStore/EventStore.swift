@@ -17,17 +17,6 @@ final class EventStore: Sendable {
     /// The version hash of the model this device's events are made with, stamped on every local event
     /// as it is recorded (M26): a device that does not know the hash lets the event wait.
     let localModelHash = Mutex<String?>(nil)
-    /// Each store's newest event stored here, once something asked (`newestEventPerStore()`), kept up
-    /// to date by every commit that stores an event: finding it reads the whole event table, payloads
-    /// and all, and rebases ask on every merge that saw new files. Events are never deleted, so an
-    /// insert is the only change it has to follow.
-    let newestEvents = Mutex<[StoreID: NewestEvent]?>(nil)
-
-    struct NewestEvent: Sendable {
-        var meta: EventMeta
-        var timestamp: Date
-    }
-
     private init(directory: URL, engine: Engine) {
         self.directory = directory
         self.engine = engine
@@ -134,9 +123,9 @@ final class EventStore: Sendable {
             state.nextRevision += 1
             state.maxGlobalCount = event.meta.globalCount
             state.integrated[state.storeID] = event.id.revision
+            try self.noteStored(event, in: tx)
             try self.apply(step, to: &state, in: tx)
         }
-        noteStored([event])
     }
 
     /// Makes, records and returns a local event of `changes` with no other step: for callers that keep
@@ -155,16 +144,15 @@ final class EventStore: Sendable {
     @discardableResult
     func importEvent(_ event: Event) throws(EventStoreError) -> Bool {
         let row = try eventRow(event, status: .downloaded)
-        let stored = try write("import event \(event.id)") { tx in
+        return try write("import event \(event.id)") { tx in
             guard try Self.eventKey(event.id, in: tx.snapshot) == nil else { return false }
             var state = try Self.state(in: tx.snapshot, path: self.path)
             _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+            try self.noteStored(event, in: tx)
             state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
             try self.writeState(state, in: tx)
             return true
         }
-        if stored { noteStored([event]) }
-        return stored
     }
 
     /// The events of `status`, in position order (M1).

@@ -46,6 +46,16 @@ enum LedgerBinaryCoding {
         return writer.bytes
     }
 
+    static func encode(_ meta: EventMeta) -> [UInt8] {
+        var writer = Writer()
+        writer.meta(meta)
+        return writer.bytes
+    }
+
+    static func meta(_ bytes: some Collection<UInt8>) throws(Failure) -> EventMeta {
+        try read(bytes) { reader throws(Failure) in try reader.meta() }
+    }
+
     /// Whole ledger objects, as a pending merge keeps them.
     static func encode(_ objects: [LedgerObject]) -> [UInt8] {
         var writer = Writer()

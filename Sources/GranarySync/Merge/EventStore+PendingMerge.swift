@@ -101,6 +101,7 @@ extension EventStore {
                     throw EventStoreError.staleLocalEvent(path: self.directory.path, id: event.id, nextRevision: state.nextRevision)
                 }
                 _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+                try self.noteStored(event, in: tx)
                 state.nextRevision += 1
                 state.maxGlobalCount = event.meta.globalCount
                 state.integrated[state.storeID] = event.id.revision
@@ -113,7 +114,6 @@ extension EventStore {
             if state.pendingMergeID == pending.mergeID { state.pendingMergeID = nil }
             try self.apply(step, to: &state, in: tx)
         }
-        noteStored(pending.localEvents)
     }
 
     /// Every key the ID map holds a local key for, by entity and local key: what the merge reads the

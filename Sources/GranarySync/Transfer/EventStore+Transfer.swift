@@ -76,11 +76,12 @@ extension EventStore {
     func importDownloaded(_ events: [Event], files: [RemoteFileRecord], at date: Date = Date()) throws(EventStoreError) -> [EventID] {
         var rows: [(Event, Row)] = []
         for event in events { rows.append((event, try eventRow(event, status: .downloaded))) }
-        let imported = try write("import \(events.count) downloaded events") { tx in
+        return try write("import \(events.count) downloaded events") { tx in
             var state = try Self.state(in: tx.snapshot, path: self.path)
             var imported: [EventID] = []
             for (event, row) in rows where try Self.eventKey(event.id, in: tx.snapshot) == nil {
                 _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+                try self.noteStored(event, in: tx)
                 state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
                 imported.append(event.id)
             }
@@ -94,9 +95,6 @@ extension EventStore {
             if !imported.isEmpty { try self.writeState(state, in: tx) }
             return imported
         }
-        let importedIDs = Set(imported)
-        noteStored(events.filter { importedIDs.contains($0.id) })
-        return imported
     }
 
     /// Removes `names` from `remoteFile` in one commit (names no longer listed: a file removed after a
