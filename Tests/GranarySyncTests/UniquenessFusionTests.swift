@@ -38,6 +38,29 @@ import Testing
 
     /// The store already holds B's Lem when A's arrives: the app's object stays (same row), now under the
     /// survivor's key, with both books; no second row is made and none is deleted.
+    /// A merge in a model with uniqueness constraints reads only the keys its events name, unless the
+    /// store holds another object with a touched object's values: then the whole ledger, and a fuse.
+    @Test func m22ConstrainedModelsReadTheWholeLedgerOnlyForAPossibleCollision() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(uniqueAuthorName: true, oneToOne: false), in: scratch)
+        defer { stack.close() }
+        var b = LedgerTestDevice(store: orderedStores[1])
+        try stack.merge([b.record([.insert(bc2, ["name": .string("Lem")])])])
+        // An edit that keeps the name, and a new author of another name: nothing can collide.
+        let edit = try stack.merge([b.record([.update(bc2, ["name": .string("Lem")]),
+                                              .insert(ObjectKey("Author", "c-01"), ["name": .string("Dick")])])])
+        #expect(edit.integrated.count == 1)
+        #expect(!edit.readWholeLedger)
+        // A's Lem, made before B's: the store's Lem is outside the slice, and is found.
+        var a = LedgerTestDevice(store: orderedStores[0])
+        let collision = try stack.merge([a.record([.insert(a7f, ["name": .string("Lem")])])])
+        #expect(collision.readWholeLedger)
+        #expect(collision.mergeEvent?.changes == [ObjectChange(key: bc2, kind: .fuse(survivor: a7f))])
+        #expect(try stack.storeGraph().objects.keys.filter { $0.entity == "Author" }.sorted() == [ObjectKey("Author", "c-01"), a7f].sorted())
+        try expectStoreMatchesLedger(stack)
+    }
+
     @Test func m22TheStoresObjectIsKeptWhenItsKeyLosesTheFuse() throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
@@ -88,8 +111,10 @@ import Testing
     /// Random histories (authors often share a name) merged in random causal chunks into a store whose
     /// author names are unique: every merge saves (no constraint conflict), the store is the ledger's
     /// projection after each, and no two authors of the store share a name.
-    @Test func m22RandomCollisionsAreAlwaysResolved() async throws {
-        let model = try libraryModel(uniqueAuthorName: true)
+    /// With and without a one-to-one in the model: merges of the first read the whole ledger, of the
+    /// second only the keys their events name, asking the store for collisions outside them.
+    @Test(arguments: [true, false]) func m22RandomCollisionsAreAlwaysResolved(oneToOne: Bool) async throws {
+        let model = try libraryModel(uniqueAuthorName: true, oneToOne: oneToOne)
         await propertyCheck(count: 20, input: Gen.int(in: 0...Int.max)) { seed in
             do { try Self.checkCollisions(seed: seed, model: model) } catch { Issue.record("seed \(seed): \(error)") }
         }

@@ -12,6 +12,15 @@ enum MergeValues {
     ///   reference (large values travel inline in this version).
     static func objectValue(_ value: SyncValue?, attribute: AttributeDescription) throws(SyncError) -> Any? {
         guard let value else { return nil }
+        let stored = try storedValue(value, attribute: attribute)
+        do { return try attribute.swiftValue(from: stored) } catch {
+            throw .dataCorruption("the value \(value) of \(attribute.qualifiedName) does not convert: \(error)")
+        }
+    }
+
+    /// `value` as the store holds it for `attribute`.
+    /// - Throws: `SyncError.dataCorruption` for a value of another type than the attribute's.
+    static func storedValue(_ value: SyncValue, attribute: AttributeDescription) throws(SyncError) -> Value {
         let stored: Value
         switch (attribute.type, value) {
         case (.integer16, .integer(let i)), (.integer32, .integer(let i)), (.integer64, .integer(let i)): stored = .int(i)
@@ -27,8 +36,6 @@ enum MergeValues {
         default:
             throw .dataCorruption("an event gives \(attribute.qualifiedName) (\(attribute.type)) the value \(value), of another type")
         }
-        do { return try attribute.swiftValue(from: stored) } catch {
-            throw .dataCorruption("the value \(value) of \(attribute.qualifiedName) does not convert: \(error)")
-        }
+        return stored
     }
 }
