@@ -13,6 +13,9 @@ struct BaselineIntegrator: Sendable {
     let eventStore: EventStore
     /// Where parts are downloaded to (`transit/download/`); must exist.
     let transitDirectory: URL
+    /// Fetches the data files a baseline's ledger names (M15); nil: not checked. A baseline whose files
+    /// are not all held afterwards is not joined (nor recorded), and is read again at the next merge.
+    var dataFiles: DataFileFetcher? = nil
 
     struct Result: Sendable {
         /// The baselines joined into the overlay, for the finalize step.
@@ -31,6 +34,9 @@ struct BaselineIntegrator: Sendable {
         var incomplete: [String] = []
         /// Baselines listed but gone when downloaded (another device's rebase removed them), by stem.
         var vanished: [String] = []
+        /// Baselines left for a later merge because data files their ledger names have not arrived
+        /// whole, by stem.
+        var missingDataFiles: [String: Set<CloudFileName>] = [:]
     }
 
     /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing
@@ -92,6 +98,15 @@ struct BaselineIntegrator: Sendable {
                 // backup). Joining would make the next local event reuse a revision.
                 guard baseline.vector[state.storeID] < state.nextRevision else {
                     throw SyncError.storeIdentityCollision(storeID: state.storeID.description)
+                }
+                if let dataFiles {
+                    var names = Set<CloudFileName>()
+                    for object in baseline.ledger.objects.values { names.formUnion(LargeValues.references(in: object)) }
+                    let fetched = try await dataFiles.fetch(names)
+                    guard fetched.missing.isEmpty else {
+                        result.missingDataFiles[candidate.stem] = fetched.missing
+                        continue
+                    }
                 }
                 result.integrated = result.integrated.joined(with: baseline.vector)
                 result.globalCount = max(result.globalCount, baseline.globalCount)

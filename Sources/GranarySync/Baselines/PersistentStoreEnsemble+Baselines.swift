@@ -7,7 +7,9 @@ extension PersistentStoreEnsemble {
         let integrated: RevisionVector
         do { integrated = try pipeline.eventStore.state().integrated } catch { throw SyncError(error) }
         let integrator = BaselineIntegrator(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore,
-                                            transitDirectory: pipeline.transit.download)
+                                            transitDirectory: pipeline.transit.download,
+                                            dataFiles: DataFileFetcher(fileSystem: cloudFileSystem, layout: layout,
+                                                                       eventStore: pipeline.eventStore, transit: pipeline.transit))
         return try await integrator.fetch(snapshot.baselines, integrated: integrated)
     }
 
@@ -17,7 +19,7 @@ extension PersistentStoreEnsemble {
         guard !baselines.joined.isEmpty else { return try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes) }
         do {
             return ReadinessCheck.evaluate(try eventStore.events(withStatus: .downloaded), integrated: baselines.integrated,
-                                           knownModelHashes: knownModelHashes)
+                                           knownModelHashes: knownModelHashes, heldDataFiles: Set(try eventStore.dataFileEntries().keys))
         } catch {
             throw SyncError(error)
         }

@@ -108,6 +108,10 @@ extension PersistentStoreEnsemble {
             if case let .unknownModel(hash) = waiting.reason { return hash } else { return nil }
         })
         if !hashes.isEmpty { return .waitingForModelVersion(hashes: hashes.sorted()) }
+        let files = Set(waiting.compactMap { waiting -> String? in
+            if case let .missingDataFile(name) = waiting.reason { return name.fileName } else { return nil }
+        })
+        if !files.isEmpty { return .waitingForDataFiles(names: files.sorted()) }
         return waiting.isEmpty ? .idle : .waitingForEvents(count: waiting.count)
     }
 

@@ -219,7 +219,7 @@ struct MergeIntegrator {
         context.name = SyncConstants.mergeContextNamePrefix + mergeID
         context.transactionAuthor = SyncConstants.mergeAuthor
         context.mergePolicy = .error
-        let writer = MergeContextWriter(context: context, store: store, schema: schema)
+        let writer = MergeContextWriter(context: context, store: store, schema: schema, dataFileBytes: eventStore.syncDataFileBytes)
         let written = try writer.write(projection, of: ledger, touched: touched, idMap: idMap)
 
         var mapped = written.inserted.merging(written.adopted) { $1 }

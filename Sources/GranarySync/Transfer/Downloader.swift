@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Brings the events of other stores from the cloud into the event store (§9 step 5; events only:
-/// baselines and data files come with their slices).
+/// Brings the events of other stores from the cloud into the event store, with the data files they
+/// name (§9 step 5; baselines are read by `BaselineIntegrator`).
 ///
 /// For each event file not handled before, in count order: download to the transit folder, verify
 /// (framing, checksum, and that the payload is the event its name promises), import as downloaded, and
@@ -20,6 +20,8 @@ final class Downloader: Sendable {
         var diagnostics: [TransferDiagnostic] = []
         /// How many files were downloaded.
         var downloadedFiles = 0
+        /// Data files downloaded and stored for the events held as downloaded.
+        var storedDataFiles: [CloudFileName] = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -29,6 +31,9 @@ final class Downloader: Sendable {
     let batchSize: Int
     /// Names imported or skipped for good; nil until first needed.
     private let handled = Mutex<Set<String>?>(nil)
+    /// Whether the last run found every data file its downloaded events name: until the listing changes
+    /// or events arrive, there is nothing more to look for.
+    private let hasAllDataFiles = Mutex(false)
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          batchSize: Int = 100) {
@@ -46,6 +51,31 @@ final class Downloader: Sendable {
     /// - Throws: `SyncError.cloud` when a download fails for another reason than the file being gone;
     ///   `.eventStore`.
     func download(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
+        var report = try await downloadEvents(snapshot)
+        try await fetchDataFiles(snapshot, report: &report)
+        return report
+    }
+
+    /// The data files the events held as downloaded name and the store lacks (M15): fetched from the
+    /// listing, so that the readiness check finds them.
+    private func fetchDataFiles(_ snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
+        if snapshot.isUnchanged && report.imported.isEmpty && hasAllDataFiles.withLock({ $0 }) { return }
+        hasAllDataFiles.withLock { $0 = false }
+        var names = Set<CloudFileName>()
+        do {
+            for event in try eventStore.events(withStatus: .downloaded) { names.formUnion(LargeValues.references(in: event.changes)) }
+        } catch {
+            throw SyncError(error)
+        }
+        let fetcher = DataFileFetcher(fileSystem: fileSystem, layout: layout, eventStore: eventStore, transit: transit)
+        let fetched = try await fetcher.fetch(names, listed: snapshot)
+        report.storedDataFiles = fetched.stored
+        report.downloadedFiles += fetched.stored.count
+        report.diagnostics += fetched.diagnostics
+        hasAllDataFiles.withLock { $0 = fetched.missing.isEmpty }
+    }
+
+    private func downloadEvents(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
         var report = Report()
         let known = try handledNames()
         if !snapshot.isUnchanged { try forgetUnlisted(known, snapshot: snapshot) }

@@ -30,6 +30,8 @@ final class Exporter: Sendable {
         var repaired: [String] = []
         /// Hidden temp files of killed uploads removed from the ensemble's directories.
         var removedAbandonedUploads = 0
+        /// This store's data files uploaded (new ones, and exported ones the listing no longer shows).
+        var uploadedDataFiles: [String] = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -83,6 +85,9 @@ final class Exporter: Sendable {
             throw .storeIdentityCollision(storeID: state.storeID.description)
         }
 
+        // Data files first: a peer must never see an event whose own-store data file is missing (M15).
+        try await exportDataFiles(against: snapshot, report: &report)
+
         var batch: [EventID] = []
         func commit() throws(SyncError) {
             guard !batch.isEmpty else { return }
@@ -111,6 +116,32 @@ final class Exporter: Sendable {
         }
         report.removedAbandonedUploads = await sweepAbandonedUploads()
         return report
+    }
+
+    /// Uploads this store's data files not exported yet, and again those exported that `snapshot` no
+    /// longer lists (removed by a user or a sync service: only the writer can put them back, and events
+    /// naming them wait until it does), then marks them exported in one commit. A kill before the commit
+    /// uploads the same bytes under the same name again.
+    private func exportDataFiles(against snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
+        let entries: [CloudFileName: DataFileEntry]
+        do { entries = try eventStore.dataFileEntries() } catch { throw SyncError(error) }
+        let due = Set(entries.values.filter { $0.isOwn && (!$0.isExported || !snapshot.contains($0.name)) }.map(\.name))
+        guard !due.isEmpty else { return }
+        let files: [DataFileRecord]
+        do { files = try eventStore.dataFiles(named: due) } catch { throw SyncError(error) }
+        var uploaded: [CloudFileName] = []
+        for file in files {
+            // Listed at its size: a copy of an earlier, uncommitted upload (uploads are atomic).
+            if snapshot.size(of: file.name) != Int64(file.bytes.count) {
+                do { try await upload(file.bytes, name: file.name) } catch {
+                    do { try eventStore.markDataFilesExported(uploaded) } catch { throw SyncError(error) }
+                    throw error
+                }
+                report.uploadedDataFiles.append(file.name.fileName)
+            }
+            uploaded.append(file.name)
+        }
+        do { try eventStore.markDataFilesExported(uploaded) } catch { throw SyncError(error) }
     }
 
     /// §9 step 10: removes the temp files of uploads killed before their rename (any device's, once an
