@@ -1,0 +1,286 @@
+import Foundation
+import Granary
+@testable import GranarySync
+import Testing
+
+/// Large values end to end (M15, Ensembles' data files): binaryData and transformable values above
+/// 10,000 bytes travel as content-named files in `data/`, uploaded before the events naming them;
+/// events and baselines whose files have not arrived wait, and files nothing names any more are removed
+/// by their writer after a rebase.
+@Suite struct DataFileTests {
+    static let limit = SyncConstants.inlineDataLimit
+
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel(version: "1") {
+            Entity("Document") {
+                Attribute("uniqueIdentifier", .string)
+                Attribute("title", .string, defaultValue: "")
+                Attribute("blob", .binaryData, optional: true)
+                Attribute("lines", .transformable([String].self, name: "DataFileTestLines"), optional: true)
+            }
+        }
+    }
+
+    /// Devices on one `LocalDirectoryFileSystem` folder (`root/cloud`), leeched unless told otherwise.
+    func devices(_ names: [String], in root: URL, leech: Bool = true) async throws -> [SyncTestDevice] {
+        let folder = root.appendingPathComponent("cloud", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let cloud = LocalDirectoryFileSystem(rootDirectory: folder)
+        let model = try Self.model()
+        var devices: [SyncTestDevice] = []
+        for name in names {
+            let device = try SyncTestDevice(name, in: root, model: model, cloud: cloud)
+            if leech { try await device.ensemble.leech() }
+            devices.append(device)
+        }
+        return devices
+    }
+
+    func directory(_ name: String, in root: URL) -> URL {
+        root.appendingPathComponent("cloud/Notes/\(name)", isDirectory: true)
+    }
+
+    /// The visible file names of cloud directory `name`.
+    func files(_ name: String, in root: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory(name, in: root).path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    func storeID(of device: SyncTestDevice) throws -> StoreID {
+        let eventStore = try #require(device.ensemble.mutable.withLock { $0.pipeline?.eventStore })
+        return try eventStore.state().storeID
+    }
+
+    func insert(_ device: SyncTestDevice, _ id: String, blob: Data? = nil, lines: [String]? = nil) throws {
+        try device.perform { context in
+            let entity = try #require(device.model.entity(named: "Document"))
+            let object = ManagedObject(entity: entity, insertInto: context)
+            try object.setValue(id, forKey: "uniqueIdentifier")
+            try object.setValue(id, forKey: "title")
+            try object.setValue(blob, forKey: "blob")
+            try object.setValue(lines, forKey: "lines")
+            try context.save()
+        }
+    }
+
+    func document(_ device: SyncTestDevice, _ id: String) throws -> ManagedObject? {
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: device.coordinator)
+        return try context.performAndWait {
+            try context.fetch(FetchRequest<ManagedObject>(entityName: "Document"))
+                .first { (try? $0.value(forKey: "uniqueIdentifier") as? String) == id }
+        }
+    }
+
+    func blob(_ device: SyncTestDevice, _ id: String) throws -> Data? {
+        try document(device, id).flatMap { try $0.value(forKey: "blob") as? Data }
+    }
+
+    func setBlob(_ device: SyncTestDevice, _ id: String, _ data: Data) throws {
+        try device.perform { context in
+            let object = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Document"))
+                .first { (try? $0.value(forKey: "uniqueIdentifier") as? String) == id })
+            try object.setValue(data, forKey: "blob")
+            try context.save()
+        }
+    }
+
+    func documentCount(_ device: SyncTestDevice) throws -> Int {
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: device.coordinator)
+        return try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Document")).count }
+    }
+
+    /// Every event `device` wrote that is in the cloud, decoded from its files.
+    func cloudEvents(of device: SyncTestDevice, in root: URL) throws -> [Event] {
+        let own = try storeID(of: device)
+        var events: [Event] = []
+        for text in try files("events", in: root) {
+            let name = try CloudFileName.parse(text)
+            guard name.writer == own else { continue }
+            let bytes = try Data(contentsOf: directory("events", in: root).appendingPathComponent(text))
+            events.append(try EventFileParts.event(from: [(name, bytes)]))
+        }
+        return events
+    }
+
+    @Test func dataOf10000BytesStaysInlineAnd10001BytesTravelAsAFile() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        var random = SplitMix(seed: 21)
+        let small = random.bytes(Self.limit), large = random.bytes(Self.limit + 1)
+        try insert(d[0], "small", blob: small)
+        try insert(d[0], "large", blob: large)
+        try await d[0].ensemble.merge()
+
+        let dataFiles = try files("data", in: root)
+        let expected = CloudFileName.data(sha256: LargeValues.sha256(large), store: try storeID(of: d[0]))
+        #expect(dataFiles == [expected.fileName])
+        #expect(try Data(contentsOf: directory("data", in: root).appendingPathComponent(expected.fileName)) == large)
+        let changes = try cloudEvents(of: d[0], in: root).flatMap(\.changes)
+        let values = Dictionary(changes.compactMap { change in change.attributes["blob"].map { (change.key.globalID, $0) } },
+                                uniquingKeysWith: { a, _ in a })
+        #expect(values["small"] == .some(.data(small)))
+        #expect(values["large"] == .some(.dataFile(expected)))
+        // The event holding the reference is far smaller than the value it names.
+        for text in try files("events", in: root) {
+            let size = try FileManager.default.attributesOfItem(atPath: directory("events", in: root).appendingPathComponent(text).path)[.size] as? Int
+            #expect((size ?? 0) < 2 * Self.limit)
+        }
+
+        try await d[1].ensemble.merge()
+        #expect(try blob(d[1], "small") == small)
+        #expect(try blob(d[1], "large") == large)
+        #expect(d[1].ensemble.status == .idle)
+    }
+
+    @Test func aLargeTransformableValueTravelsAsAFileAndArrivesEqual() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let lines = (0..<2_000).map { "line \($0) of a long transformable value" }
+        try insert(d[0], "doc", lines: lines)
+        try await d[0].ensemble.merge()
+        #expect(try files("data", in: root).count == 1)
+        try await d[1].ensemble.merge()
+        let arrived = try #require(try document(d[1], "doc"))
+        #expect(try arrived.value(forKey: "lines") as? [String] == lines)
+    }
+
+    @Test func anUpdateWritesANewFileAndTheOldOneGoesAtTheWritersRebase() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        var random = SplitMix(seed: 7)
+        let first = random.bytes(Self.limit * 2), second = random.bytes(Self.limit * 3)
+        try insert(d[0], "doc", blob: first)
+        try await mergeAll(d)
+        try setBlob(d[0], "doc", second)
+        try await mergeAll(d)
+        let own = try storeID(of: d[0])
+        let firstName = CloudFileName.data(sha256: LargeValues.sha256(first), store: own).fileName
+        let secondName = CloudFileName.data(sha256: LargeValues.sha256(second), store: own).fileName
+        #expect(try files("data", in: root) == [firstName, secondName].sorted())
+        #expect(try blob(d[1], "doc") == second)
+
+        try await d[0].ensemble.merge(options: .forceRebase)
+        #expect(try files("baselines", in: root).count == 1)
+        #expect(try files("data", in: root) == [secondName], "the first value's file is still there")
+        // a's store keeps only what its ledger and remaining events name.
+        let eventStore = try #require(d[0].ensemble.mutable.withLock { $0.pipeline?.eventStore })
+        #expect(Set(try eventStore.dataFileEntries().keys.map(\.fileName)) == [secondName])
+
+        try await mergeAll(d)
+        #expect(try blob(d[0], "doc") == second)
+        #expect(try blob(d[1], "doc") == second)
+    }
+
+    @Test func anEventWhoseFileIsMissingWaitsWithTheEventsAfterItAndArrivesWithTheFile() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let large = SplitMix(seed: 3).bytesOf(Self.limit + 500)
+        try insert(d[0], "before")
+        try await d[0].ensemble.merge()
+        try insert(d[0], "large", blob: large)
+        try await d[0].ensemble.merge()
+        try insert(d[0], "after")
+        try await d[0].ensemble.merge()
+
+        let name = try #require(try files("data", in: root).first)
+        let file = directory("data", in: root).appendingPathComponent(name)
+        let aside = root.appendingPathComponent(name)
+        try FileManager.default.moveItem(at: file, to: aside)
+        let waiting = try await d[1].ensemble.merge()
+        #expect(waiting.waitingEvents == 2)
+        #expect(d[1].ensemble.status == .waitingForDataFiles(names: [name]))
+        #expect(try document(d[1], "before") != nil)
+        #expect(try document(d[1], "large") == nil && document(d[1], "after") == nil)
+
+        try FileManager.default.moveItem(at: aside, to: file)
+        let arrived = try await d[1].ensemble.merge()
+        #expect(arrived.waitingEvents == 0)
+        #expect(try blob(d[1], "large") == large)
+        #expect(try document(d[1], "after") != nil)
+        #expect(try documentCount(d[1]) == 3)
+        #expect(try d[1].graph().duplicates.isEmpty)
+        #expect(d[1].ensemble.status == .idle)
+    }
+
+    @Test func aDamagedFileIsNotYetArrivedAndItsWriterPutsBackARemovedOne() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let large = SplitMix(seed: 5).bytesOf(Self.limit * 2)
+        try insert(d[0], "large", blob: large)
+        try await d[0].ensemble.merge()
+        let name = try #require(try files("data", in: root).first)
+        let file = directory("data", in: root).appendingPathComponent(name)
+
+        var damaged = large
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: file)
+        let report = try await d[1].ensemble.merge()
+        #expect(report.diagnostics.contains { $0.contains(name) }, "\(report.diagnostics)")
+        #expect(report.waitingEvents == 1)
+        #expect(try document(d[1], "large") == nil)
+
+        // Removed altogether: only its writer can put it back, and does at its next merge.
+        try FileManager.default.removeItem(at: file)
+        try await d[0].ensemble.merge()
+        #expect(try Data(contentsOf: file) == large)
+        try await d[1].ensemble.merge()
+        #expect(try blob(d[1], "large") == large)
+        #expect(try documentCount(d[1]) == 1)
+    }
+
+    @Test func leechingAStoreThatHoldsLargeValuesSeedsThemAsFiles() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root, leech: false)
+        let large = SplitMix(seed: 11).bytesOf(Self.limit * 4)
+        try insert(d[1], "existing", blob: large)
+        try await d[0].ensemble.leech()
+        try await d[1].ensemble.leech()
+        try await d[1].ensemble.merge()
+        #expect(try files("data", in: root) == [CloudFileName.data(sha256: LargeValues.sha256(large), store: try storeID(of: d[1])).fileName])
+        for event in try cloudEvents(of: d[1], in: root) {
+            for change in event.changes {
+                if case .data?? = change.attributes["blob"] { Issue.record("the seed carries the large value inline") }
+            }
+        }
+        try await d[0].ensemble.merge()
+        #expect(try blob(d[0], "existing") == large)
+    }
+
+    @Test func aBaselineNamesItsFilesAndALaterDeviceLeechesTheBytesFromIt() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let large = SplitMix(seed: 13).bytesOf(Self.limit * 3)
+        try insert(d[0], "large", blob: large)
+        try await mergeAll(d)
+        try await d[0].ensemble.merge(options: .forceRebase)
+        #expect(try files("baselines", in: root).count == 1)
+        let name = try #require(try files("data", in: root).first)
+        let file = directory("data", in: root).appendingPathComponent(name)
+
+        // The baseline's file missing: a device leeching now does not join the baseline…
+        let aside = root.appendingPathComponent(name)
+        try FileManager.default.moveItem(at: file, to: aside)
+        let c = try await devices(["c"], in: root, leech: false)[0]
+        try await c.ensemble.leech()
+        #expect(try document(c, "large") == nil)
+        // …until the file is back.
+        try FileManager.default.moveItem(at: aside, to: file)
+        try await c.ensemble.merge()
+        #expect(try blob(c, "large") == large)
+        #expect(try documentCount(c) == 1)
+    }
+}
+
+private extension SplitMix {
+    /// `count` bytes of this generator, from a fresh copy (so a test's values do not depend on order).
+    func bytesOf(_ count: Int) -> Data {
+        var copy = self
+        return copy.bytes(count)
+    }
+}
