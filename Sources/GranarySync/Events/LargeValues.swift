@@ -40,7 +40,7 @@ enum LargeValues {
         var result = changes
         for index in result.indices {
             for (name, value) in result[index].attributes {
-                guard case let .data(bytes)?? = value, isLarge(bytes) else { continue }
+                guard case let .data(bytes)? = value, isLarge(bytes) else { continue }
                 let record = record(of: bytes, writer: writer)
                 files[record.name] = record
                 result[index].attributes[name] = .some(.dataFile(record.name))
@@ -53,7 +53,7 @@ enum LargeValues {
     static func references(in changes: [ObjectChange]) -> Set<CloudFileName> {
         var names = Set<CloudFileName>()
         for change in changes {
-            for case let .dataFile(name)?? in change.attributes.values { names.insert(name) }
+            for case let .dataFile(name)? in change.attributes.values { names.insert(name) }
         }
         return names
     }
