@@ -277,6 +277,45 @@ import Testing
     }
 }
 
+extension DataFileTests {
+    /// M24 with M15: a large value the repair hook sets travels in the merge event as a data file.
+    @Test func aLargeValueSetByTheRepairHookTravelsAsAFile() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let large = SplitMix(seed: 17).bytesOf(Self.limit + 1)
+        let repairer = BlobRepairer(bytes: large)
+        d[1].ensemble.delegate = repairer
+        try insert(d[0], "doc")
+        try await mergeAll(d)
+        d[1].ensemble.delegate = d[1].recorder
+        #expect(try blob(d[1], "doc") == large, "the repair was not saved")
+        #expect(try files("data", in: root) == [CloudFileName.data(sha256: LargeValues.sha256(large), store: try storeID(of: d[1])).fileName])
+        for event in try cloudEvents(of: d[1], in: root) {
+            for change in event.changes {
+                if case .data?? = change.attributes["blob"] { Issue.record("the merge event carries the large value inline") }
+            }
+        }
+        #expect(try blob(d[0], "doc") == large, "the repair did not reach the other device")
+    }
+}
+
+/// Sets every document without a blob to `bytes`, in the reparation context.
+final class BlobRepairer: PersistentStoreEnsembleDelegate, @unchecked Sendable {
+    let bytes: Data
+    init(bytes: Data) { self.bytes = bytes }
+    func persistentStoreEnsemble(_ ensemble: PersistentStoreEnsemble, shouldSaveMergedChangesIn savingContext: ManagedObjectContext,
+                                 reparationContext: ManagedObjectContext) -> Bool {
+        reparationContext.performAndWait {
+            let documents = (try? reparationContext.fetch(FetchRequest<ManagedObject>(entityName: "Document"))) ?? []
+            for document in documents where ((try? document.value(forKey: "blob")) as? Data) == nil {
+                try? document.setValue(bytes, forKey: "blob")
+            }
+        }
+        return true
+    }
+}
+
 private extension SplitMix {
     /// `count` bytes of this generator, from a fresh copy (so a test's values do not depend on order).
     func bytesOf(_ count: Int) -> Data {

@@ -231,6 +231,7 @@ struct MergeIntegrator {
         // Hooks and repairs (M24): whatever the app changes in the reparation context joins the merge event.
         var repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
         repairs.keyOfUnknownRow = { [eventStore] entity, localKey in (try? eventStore.objectKey(entity: entity, localKey: localKey)) ?? nil }
+        repairs.eventStore = eventStore
         let reparation = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
         if let shouldSave = hooks.shouldSave, !shouldSave(context, reparation) { throw .mergeCancelled }
         try repairs.record(reparation, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)
