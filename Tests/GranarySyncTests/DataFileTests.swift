@@ -114,7 +114,8 @@ import Testing
         let dataFiles = try files("data", in: root)
         let expected = CloudFileName.data(sha256: LargeValues.sha256(large), store: try storeID(of: d[0]))
         #expect(dataFiles == [expected.fileName])
-        #expect(try Data(contentsOf: directory("data", in: root).appendingPathComponent(expected.fileName)) == large)
+        let fileBytes = try Data(contentsOf: directory("data", in: root).appendingPathComponent(expected.fileName))
+        #expect(try LargeValues.value(inFile: fileBytes, name: expected) == large)
         let changes = try cloudEvents(of: d[0], in: root).flatMap(\.changes)
         let values = Dictionary(changes.compactMap { change in change.attributes["blob"].map { (change.key.globalID, $0) } },
                                 uniquingKeysWith: { a, _ in a })
@@ -215,7 +216,8 @@ import Testing
         let name = try #require(try files("data", in: root).first)
         let file = directory("data", in: root).appendingPathComponent(name)
 
-        var damaged = large
+        let whole = try Data(contentsOf: file)
+        var damaged = whole
         damaged[damaged.count / 2] ^= 0xFF
         try damaged.write(to: file)
         let report = try await d[1].ensemble.merge()
@@ -226,7 +228,7 @@ import Testing
         // Removed altogether: only its writer can put it back, and does at its next merge.
         try FileManager.default.removeItem(at: file)
         try await d[0].ensemble.merge()
-        #expect(try Data(contentsOf: file) == large)
+        #expect(try Data(contentsOf: file) == whole)
         try await d[1].ensemble.merge()
         #expect(try blob(d[1], "large") == large)
         #expect(try documentCount(d[1]) == 1)
@@ -297,6 +299,45 @@ extension DataFileTests {
             }
         }
         #expect(try blob(d[0], "doc") == large, "the repair did not reach the other device")
+    }
+}
+
+/// The rule's pieces without devices: which values are extracted, how files are named, framed and checked.
+@Suite struct LargeValuesTests {
+    let writer = StoreID(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))
+
+    @Test func onlyDataAboveTheLimitIsExtractedAndTheReferenceNamesItsContent() throws {
+        var random = SplitMix(seed: 1)
+        let small = random.bytes(SyncConstants.inlineDataLimit), large = random.bytes(SyncConstants.inlineDataLimit + 1)
+        let key = ObjectKey("Document", "d")
+        let change = ObjectChange(key: key, kind: .insert, attributes: ["small": .data(small), "large": .data(large), "none": .none,
+                                                                       "text": .string(String(repeating: "x", count: 20_000))])
+        let (changes, files) = LargeValues.extract([change], writer: writer)
+        let name = CloudFileName.data(sha256: LargeValues.sha256(large), store: writer)
+        #expect(files == [DataFileRecord(name: name, bytes: large)])
+        #expect(changes[0].attributes["large"] == .some(.dataFile(name)))
+        #expect(changes[0].attributes["small"] == .some(.data(small)))
+        #expect(changes[0].attributes["text"] == change.attributes["text"], "only Data values travel as files")
+        #expect(LargeValues.references(in: changes) == [name])
+        // The store's bytes are the reference's value, whoever wrote the file; other bytes are not.
+        let other = StoreID(UUID(uuid: (9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9)))
+        #expect(LargeValues.isSameValue(.dataFile(.data(sha256: LargeValues.sha256(large), store: other)), .data(large)))
+        #expect(!LargeValues.isSameValue(.dataFile(name), .data(random.bytes(SyncConstants.inlineDataLimit + 1))))
+        #expect(!LargeValues.isSameValue(.dataFile(name), nil))
+    }
+
+    @Test func aDataFileIsFramedAndRefusedWhenDamagedOrNotItsName() throws {
+        let value = SplitMix(seed: 2).bytesOf(SyncConstants.inlineDataLimit + 100)
+        let record = LargeValues.record(of: value, writer: writer)
+        let bytes = LargeValues.fileBytes(of: record)
+        #expect(try LargeValues.value(inFile: bytes, name: record.name) == value)
+        var damaged = bytes
+        damaged[damaged.count / 2] ^= 1
+        #expect(throws: EventFileError.self) { try LargeValues.value(inFile: damaged, name: record.name) }
+        let otherName = CloudFileName.data(sha256: String(repeating: "0", count: 64), store: writer)
+        #expect(throws: EventFileError.self) { try LargeValues.value(inFile: bytes, name: otherName) }
+        let event = EventFile(kind: .eventPart, payload: value).encoded()
+        #expect(throws: EventFileError.self) { try LargeValues.value(inFile: event, name: record.name) }
     }
 }
 

@@ -27,11 +27,24 @@ enum LargeValues {
         DataFileRecord(name: .data(sha256: sha256(data), store: writer), bytes: data)
     }
 
-    /// Whether `bytes` are the content `name` promises: what a download checks before storing a file
-    /// (any other bytes are a damaged copy, not yet arrived).
-    static func isIntact(_ bytes: Data, as name: CloudFileName) -> Bool {
-        guard case let .data(hash, _) = name else { return false }
-        return sha256(bytes) == hash
+    /// The bytes of the cloud file of `file`: the value as the payload of a data-kind `EventFile`, so
+    /// that a data file is framed, checksummed and compressed as every other file is.
+    static func fileBytes(of file: DataFileRecord) -> Data {
+        EventFile(kind: .data, payload: file.bytes).encoded()
+    }
+
+    /// The value the cloud file `bytes` of `name` holds, checked: the frame and checksum, the kind, and
+    /// that the value hashes to the name.
+    /// - Throws: `EventFileError` naming the file for anything else (a damaged copy, not yet arrived).
+    static func value(inFile bytes: Data, name: CloudFileName) throws(EventFileError) -> Data {
+        let file = try EventFile(decoding: bytes, name: name.fileName)
+        guard file.kind == .data else {
+            throw .corrupt(name: name.fileName, offset: 6, reason: "a \(file.kind) file, not a data file")
+        }
+        guard case let .data(hash, _) = name, sha256(file.payload) == hash else {
+            throw .corrupt(name: name.fileName, offset: EventFile.headerSize, reason: "the value does not hash to the file's name")
+        }
+        return file.payload
     }
 
     /// `changes` with every large `.data` value replaced by a reference to its data file, and those files.

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Brings the data files that downloaded events and baselines name into the event store (M15, §9 step
-/// 5): each file not held is downloaded, checked against the content hash in its name, and stored.
+/// 5): each file not held is downloaded, checked (frame, checksum, and the content hash in its name),
+/// and its value stored.
 ///
-/// A file not listed, gone, or whose bytes do not hash to its name (a sync service still copying it, a
-/// damaged copy) is not yet arrived: nothing is stored, and whatever names it waits (`ReadinessCheck`,
+/// A file not listed, gone, or failing a check (a sync service still copying it, a damaged copy) is not yet arrived: nothing is stored, and whatever names it waits (`ReadinessCheck`,
 /// `BaselineIntegrator`) until a later merge finds it whole.
 struct DataFileFetcher: Sendable {
     let fileSystem: any CloudFileSystem
@@ -41,9 +41,9 @@ struct DataFileFetcher: Sendable {
                 report.missing.insert(name)
                 continue
             }
-            let bytes: Data
+            let fileBytes: Data
             do {
-                bytes = try await transit.fetch(layout.path(for: name), name: name.fileName, from: fileSystem)
+                fileBytes = try await transit.fetch(layout.path(for: name), name: name.fileName, from: fileSystem)
             } catch .notFound {
                 report.diagnostics.append(.vanishedFile(name: name.fileName))
                 report.missing.insert(name)
@@ -52,12 +52,13 @@ struct DataFileFetcher: Sendable {
                 try store()
                 throw .cloud(error)
             }
-            guard LargeValues.isIntact(bytes, as: name) else {
-                report.diagnostics.append(.damagedFile(name: name.fileName, reason: "its \(bytes.count) bytes do not hash to its name"))
+            let value: Data
+            do { value = try LargeValues.value(inFile: fileBytes, name: name) } catch {
+                report.diagnostics.append(.damagedFile(name: name.fileName, reason: error.description))
                 report.missing.insert(name)
                 continue
             }
-            fetched.append(DataFileRecord(name: name, bytes: bytes))
+            fetched.append(DataFileRecord(name: name, bytes: value))
             // Large values: a few per commit keeps memory bounded.
             if fetched.count >= 16 { try store() }
         }

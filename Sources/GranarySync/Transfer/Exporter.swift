@@ -131,9 +131,10 @@ final class Exporter: Sendable {
         do { files = try eventStore.dataFiles(named: due) } catch { throw SyncError(error) }
         var uploaded: [CloudFileName] = []
         for file in files {
+            let bytes = LargeValues.fileBytes(of: file)
             // Listed at its size: a copy of an earlier, uncommitted upload (uploads are atomic).
-            if snapshot.size(of: file.name) != Int64(file.bytes.count) {
-                do { try await upload(file.bytes, name: file.name) } catch {
+            if snapshot.size(of: file.name) != Int64(bytes.count) {
+                do { try await upload(bytes, name: file.name) } catch {
                     do { try eventStore.markDataFilesExported(uploaded) } catch { throw SyncError(error) }
                     throw error
                 }
