@@ -6,14 +6,15 @@ import GranaryStorage
 enum DataFileTable {
     static let name = "dataFile"
     static let byName = "byName"
-    static let fileName = 0, bytes = 1, isOwn = 2, isExported = 3
+    static let fileName = 0, isOwn = 1, isExported = 2, bytes = 3
     static let schema = TableSchema(name: name, columns: [
         Column("name", .string, nullable: false),
-        Column("bytes", .bytes, nullable: false),
         // Written by this store: uploaded by it, and removed from the cloud by it once unreferenced.
         Column("isOwn", .bool, nullable: false),
         // For own files: uploaded (the export commits this after the upload, before any event naming it).
         Column("isExported", .bool, nullable: false),
+        // Last, so that listing the files (every merge's readiness check) stops before the bytes.
+        Column("bytes", .bytes, nullable: false),
     ], indexes: [
         IndexDefinition(name: byName, on: "name", unique: true),
     ])
@@ -32,8 +33,8 @@ extension EventStore {
     func dataFileEntries() throws(EventStoreError) -> [CloudFileName: DataFileEntry] {
         var entries: [CloudFileName: DataFileEntry] = [:]
         do {
-            try engine.read().forEachRow(in: DataFileTable.name) { key, row in
-                let entry = try Self.dataFileEntry(row, key: key, path: self.path)
+            try engine.read().forEachEncodedRow(in: DataFileTable.name) { encoded in
+                let entry = try Self.dataFileEntry(encoded, path: self.path)
                 entries[entry.name] = entry
                 return true
             }
@@ -84,7 +85,7 @@ extension EventStore {
             let existing = try tx.snapshot.queryKeys(IndexQuery(table: DataFileTable.name, index: DataFileTable.byName,
                                                                 equal: [.string(text)], limit: 1))
             guard existing.isEmpty else { continue }
-            _ = try tx.insert(Row([.string(text), .bytes(Array(file.bytes)), .bool(file.name.writer == own), .bool(false)]),
+            _ = try tx.insert(Row([.string(text), .bool(file.name.writer == own), .bool(false), .bytes(Array(file.bytes))]),
                               into: DataFileTable.name)
         }
     }
@@ -104,10 +105,11 @@ extension EventStore {
     private func dataFiles(where include: (DataFileEntry) -> Bool) throws(EventStoreError) -> [DataFileRecord] {
         var files: [DataFileRecord] = []
         do {
-            try engine.read().forEachRow(in: DataFileTable.name) { key, row in
-                let entry = try Self.dataFileEntry(row, key: key, path: self.path)
+            try engine.read().forEachEncodedRow(in: DataFileTable.name) { encoded in
+                let entry = try Self.dataFileEntry(encoded, path: self.path)
+                // Only the files asked for are read whole.
                 if include(entry) {
-                    let bytes = try EventStoreRowReader(row: row, table: DataFileTable.name, key: key, path: self.path)
+                    let bytes = try EventStoreRowReader(row: try encoded.decode(), table: DataFileTable.name, key: encoded.key, path: self.path)
                         .bytes(DataFileTable.bytes, "bytes")
                     files.append(DataFileRecord(name: entry.name, bytes: bytes))
                 }
@@ -161,8 +163,12 @@ extension EventStore {
         return names
     }
 
-    private static func dataFileEntry(_ row: Row, key: Int64, path: String) throws(EventStoreError) -> DataFileEntry {
-        let reader = EventStoreRowReader(row: row, table: DataFileTable.name, key: key, path: path)
+    /// The entry of a stored row, read from its leading columns: the bytes stay unread.
+    private static func dataFileEntry(_ encoded: EncodedRow, path: String) throws -> DataFileEntry {
+        var values = try encoded.values()
+        var row = Row([])
+        while row.count <= DataFileTable.isExported, let value = try values.next() { row.values.append(value) }
+        let reader = EventStoreRowReader(row: row, table: DataFileTable.name, key: encoded.key, path: path)
         let text = try reader.string(DataFileTable.fileName, "name")
         guard let name = try? CloudFileName.parse(text), case .data = name else {
             throw reader.damaged("'\(text.prefix(80))' is not the name of a data file")
