@@ -341,6 +341,48 @@ extension DataFileTests {
     }
 }
 
+/// The `dataFile` table: files stored in the commit of the event naming them, listed without their
+/// bytes, marked exported, counted as referenced while an uncovered event or the ledger names them.
+@Suite struct DataFileTableTests {
+    @Test func filesAreStoredWithTheirEventAndReferencedWhileSomethingNamesThem() throws {
+        let (scratch, directory) = try EventStoreTests.storeDirectory()
+        defer { removeScratch(scratch) }
+        let own = orderedStores[0], other = orderedStores[1]
+        var store = try EventStore.open(at: directory, creatingWith: own)
+        let value = SplitMix(seed: 4).bytesOf(SyncConstants.inlineDataLimit + 1)
+        let key = ObjectKey("Document", "d")
+        let (changes, files) = LargeValues.extract([ObjectChange(key: key, kind: .insert, attributes: ["blob": .data(value)])], writer: own)
+        let event = Event(meta: try store.nextLocalMeta(), changes: changes)
+        try store.recordLocalEvent(event, with: EventStoreStep(dataFiles: files))
+        let name = try #require(files.first?.name)
+        #expect(try store.dataFileEntries() == [name: DataFileEntry(name: name, isOwn: true, isExported: false)])
+        #expect(try store.dataFileBytes(name) == value)
+        #expect(try store.unexportedDataFiles() == files)
+        #expect(try store.referencedDataFiles() == [name])
+
+        // A downloaded file is not this store's; one nothing names is not referenced.
+        let foreign = LargeValues.record(of: SplitMix(seed: 5).bytesOf(SyncConstants.inlineDataLimit + 7), writer: other)
+        try store.storeDataFiles([foreign, foreign])
+        #expect(try store.dataFileEntries()[foreign.name] == DataFileEntry(name: foreign.name, isOwn: false, isExported: false))
+        #expect(try store.unexportedDataFiles() == files)
+        #expect(try store.referencedDataFiles() == [name])
+
+        try store.markDataFilesExported([name])
+        #expect(try store.unexportedDataFiles().isEmpty)
+        try store.removeDataFiles([foreign.name])
+        #expect(try store.dataFileBytes(foreign.name) == nil)
+
+        // A store made before the table existed gets an empty one when opened.
+        try store.engine.write { tx in try tx.dropTable(DataFileTable.name) }
+        try store.close()
+        store = try EventStore.open(at: directory)
+        #expect(try store.dataFileEntries().isEmpty)
+        try store.storeDataFiles([foreign])
+        #expect(try store.dataFileBytes(foreign.name) == foreign.bytes)
+        try store.close()
+    }
+}
+
 /// Sets every document without a blob to `bytes`, in the reparation context.
 final class BlobRepairer: PersistentStoreEnsembleDelegate, @unchecked Sendable {
     let bytes: Data

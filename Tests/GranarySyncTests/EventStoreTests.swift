@@ -133,6 +133,33 @@ import Testing
         #expect(try store.status(of: EventID(store: orderedStores[1], revision: 2)) == nil)
     }
 
+    @Test func eachStoresNewestEventIsKeptAndRebuiltForStoresMadeWithoutItsTable() throws {
+        let (scratch, directory) = try Self.storeDirectory()
+        defer { removeScratch(scratch) }
+        let own = orderedStores[0], other = orderedStores[1]
+        var store = try EventStore.open(at: directory, creatingWith: own)
+        let local = try store.addLocalEvent([.insert(Self.author)], timestamp: Date(timeIntervalSinceReferenceDate: 50))
+        #expect(try store.importEvent(Self.foreign(other, 2, count: 7, vector: RevisionVector([own: 1]))))
+        // An older event of the same store arriving later does not replace the newer one.
+        #expect(try store.importEvent(Self.foreign(other, 1, count: 4)))
+        var newest = try store.newestEventPerStore()
+        #expect(newest[own]?.meta == local.meta)
+        #expect(newest[own]?.timestamp == Date(timeIntervalSinceReferenceDate: 50))
+        #expect(newest[other]?.meta.id.revision == 2)
+        #expect(newest[other]?.meta.vector == RevisionVector([own: 1]))
+
+        // A store written before the table existed: rebuilt from the events on first use, then kept.
+        try store.engine.write { tx in try tx.dropTable(EventStoreSchema.NewestEvent.name) }
+        try store.close()
+        store = try EventStore.open(at: directory)
+        newest = try store.newestEventPerStore()
+        #expect(newest[own]?.meta == local.meta)
+        #expect(newest[other]?.meta.id.revision == 2)
+        #expect(try store.importEvent(Self.foreign(other, 3, count: 9)))
+        #expect(try store.newestEventPerStore()[other]?.meta.id.revision == 3)
+        try store.close()
+    }
+
     @Test func aStepThatFailsPartWayWritesNothing() throws {
         let (scratch, directory) = try Self.storeDirectory()
         defer { removeScratch(scratch) }

@@ -28,6 +28,17 @@ struct DataFileEntry: Hashable, Sendable {
 }
 
 extension EventStore {
+    /// Gives an event store made before the `dataFile` table existed an empty one (it held every value
+    /// inline, so there is nothing to fill it with).
+    /// - Throws: `EventStoreError.storage`.
+    func addDataFileTableIfMissing() throws(EventStoreError) {
+        guard !engine.read().tableNames.contains(DataFileTable.name) else { return }
+        try write("add the data file table") { tx in
+            guard !tx.snapshot.tableNames.contains(DataFileTable.name) else { return }
+            _ = try tx.createTable(DataFileTable.schema)
+        }
+    }
+
     /// Every data file held, without the bytes.
     /// - Throws: `EventStoreError.storage`, `.damaged` for an unreadable row.
     func dataFileEntries() throws(EventStoreError) -> [CloudFileName: DataFileEntry] {

@@ -17,7 +17,6 @@ final class EventStore: Sendable {
     /// The version hash of the model this device's events are made with, stamped on every local event
     /// as it is recorded (M26): a device that does not know the hash lets the event wait.
     let localModelHash = Mutex<String?>(nil)
-
     private init(directory: URL, engine: Engine) {
         self.directory = directory
         self.engine = engine
@@ -43,6 +42,7 @@ final class EventStore: Sendable {
         } else {
             try checkVersion(snapshot.metadata.schemaVersion, path: path)
             _ = try store.state()
+            try store.addDataFileTableIfMissing()
         }
         return store
     }
@@ -124,6 +124,7 @@ final class EventStore: Sendable {
             state.nextRevision += 1
             state.maxGlobalCount = event.meta.globalCount
             state.integrated[state.storeID] = event.id.revision
+            try self.noteStored(event, in: tx)
             try self.apply(step, to: &state, in: tx)
         }
     }
@@ -148,6 +149,7 @@ final class EventStore: Sendable {
             guard try Self.eventKey(event.id, in: tx.snapshot) == nil else { return false }
             var state = try Self.state(in: tx.snapshot, path: self.path)
             _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+            try self.noteStored(event, in: tx)
             state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
             try self.writeState(state, in: tx)
             return true

@@ -81,6 +81,7 @@ extension EventStore {
             var imported: [EventID] = []
             for (event, row) in rows where try Self.eventKey(event.id, in: tx.snapshot) == nil {
                 _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+                try self.noteStored(event, in: tx)
                 state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
                 imported.append(event.id)
             }
