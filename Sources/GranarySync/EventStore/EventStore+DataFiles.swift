@@ -6,13 +6,15 @@ import GranaryStorage
 enum DataFileTable {
     static let name = "dataFile"
     static let byName = "byName"
-    static let fileName = 0, isOwn = 1, isExported = 2, bytes = 3
+    static let fileName = 0, isOwn = 1, isExported = 2, fileSize = 3, bytes = 4
     static let schema = TableSchema(name: name, columns: [
         Column("name", .string, nullable: false),
         // Written by this store: uploaded by it, and removed from the cloud by it once unreferenced.
         Column("isOwn", .bool, nullable: false),
         // For own files: uploaded (the export commits this after the upload, before any event naming it).
         Column("isExported", .bool, nullable: false),
+        // The size of the cloud file (framed): a listing at another size is a damaged copy to replace.
+        Column("fileSize", .int, nullable: false),
         // Last, so that listing the files (every merge's readiness check) stops before the bytes.
         Column("bytes", .bytes, nullable: false),
     ], indexes: [
@@ -25,6 +27,8 @@ struct DataFileEntry: Hashable, Sendable {
     var name: CloudFileName
     var isOwn: Bool
     var isExported: Bool
+    /// The size of its cloud file, framed.
+    var fileSize: Int64
 }
 
 extension EventStore {
@@ -96,7 +100,8 @@ extension EventStore {
             let existing = try tx.snapshot.queryKeys(IndexQuery(table: DataFileTable.name, index: DataFileTable.byName,
                                                                 equal: [.string(text)], limit: 1))
             guard existing.isEmpty else { continue }
-            _ = try tx.insert(Row([.string(text), .bool(file.name.writer == own), .bool(false), .bytes(Array(file.bytes))]),
+            let fileSize = Int64(LargeValues.fileBytes(of: file).count)
+            _ = try tx.insert(Row([.string(text), .bool(file.name.writer == own), .bool(false), .int(fileSize), .bytes(Array(file.bytes))]),
                               into: DataFileTable.name)
         }
     }
@@ -178,13 +183,14 @@ extension EventStore {
     private static func dataFileEntry(_ encoded: EncodedRow, path: String) throws -> DataFileEntry {
         var values = try encoded.values()
         var row = Row([])
-        while row.count <= DataFileTable.isExported, let value = try values.next() { row.values.append(value) }
+        while row.count <= DataFileTable.fileSize, let value = try values.next() { row.values.append(value) }
         let reader = EventStoreRowReader(row: row, table: DataFileTable.name, key: encoded.key, path: path)
         let text = try reader.string(DataFileTable.fileName, "name")
         guard let name = try? CloudFileName.parse(text), case .data = name else {
             throw reader.damaged("'\(text.prefix(80))' is not the name of a data file")
         }
         return DataFileEntry(name: name, isOwn: try reader.bool(DataFileTable.isOwn, "isOwn"),
-                             isExported: try reader.bool(DataFileTable.isExported, "isExported"))
+                             isExported: try reader.bool(DataFileTable.isExported, "isExported"),
+                             fileSize: try reader.int(DataFileTable.fileSize, "fileSize"))
     }
 }

@@ -119,13 +119,14 @@ final class Exporter: Sendable {
     }
 
     /// Uploads this store's data files not exported yet, and again those exported that `snapshot` no
-    /// longer lists (removed by a user or a sync service: only the writer can put them back, and events
-    /// naming them wait until it does), then marks them exported in one commit. A kill before the commit
+    /// longer lists or lists at another size (removed or cut short by a user or a sync service: only the
+    /// writer can put them back, and events naming them wait until it does), then marks them exported in
+    /// one commit. A kill before the commit
     /// uploads the same bytes under the same name again.
     private func exportDataFiles(against snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
         let entries: [CloudFileName: DataFileEntry]
         do { entries = try eventStore.dataFileEntries() } catch { throw SyncError(error) }
-        let due = Set(entries.values.filter { $0.isOwn && (!$0.isExported || !snapshot.contains($0.name)) }.map(\.name))
+        let due = Set(entries.values.filter { $0.isOwn && (!$0.isExported || snapshot.size(of: $0.name) != $0.fileSize) }.map(\.name))
         guard !due.isEmpty else { return }
         let files: [DataFileRecord]
         do { files = try eventStore.dataFiles(named: due) } catch { throw SyncError(error) }
