@@ -276,6 +276,9 @@ import Testing
         let c = try await devices(["c"], in: root, leech: false)[0]
         try await c.ensemble.leech()
         #expect(try document(c, "large") == nil)
+        let report = try await c.ensemble.merge()
+        #expect(report.diagnostics.contains { $0.hasPrefix("baseline ") && $0.contains(name) }, "\(report.diagnostics)")
+        #expect(try document(c, "large") == nil)
         // …until the file is back.
         try FileManager.default.moveItem(at: aside, to: file)
         try await c.ensemble.merge()

@@ -37,6 +37,13 @@ struct BaselineIntegrator: Sendable {
         /// Baselines left for a later merge because data files their ledger names have not arrived
         /// whole, by stem.
         var missingDataFiles: [String: Set<CloudFileName>] = [:]
+
+        /// What the merge reports of the baselines left for later because of their data files.
+        var diagnostics: [String] {
+            missingDataFiles.sorted { $0.key < $1.key }.map { stem, names in
+                "baseline \(stem) waits for data files \(names.map(\.fileName).sorted().joined(separator: ", "))"
+            }
+        }
     }
 
     /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing

@@ -53,6 +53,7 @@ extension PersistentStoreEnsemble {
         // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness
         // is judged against what they bring (M32).
         let baselines = try await fetchBaselines(snapshot, pipeline: pipeline)
+        report.diagnostics += baselines.diagnostics
         var integrationError: SyncError?
         let readiness = try self.readiness(eventStore, after: baselines)
         var waiting = readiness.waiting
