@@ -121,11 +121,15 @@ import Testing
                                 uniquingKeysWith: { a, _ in a })
         #expect(values["small"] == .some(.data(small)))
         #expect(values["large"] == .some(.dataFile(expected)))
-        // The event holding the reference is far smaller than the value it names.
+        // No event file holds the large value, in any form; the small one is inline.
+        var payloads = Data()
         for text in try files("events", in: root) {
-            let size = try FileManager.default.attributesOfItem(atPath: directory("events", in: root).appendingPathComponent(text).path)[.size] as? Int
-            #expect((size ?? 0) < 2 * Self.limit)
+            let bytes = try Data(contentsOf: directory("events", in: root).appendingPathComponent(text))
+            #expect(bytes.range(of: large.prefix(64)) == nil)
+            payloads.append(try EventFile(decoding: bytes, name: text).payload)
         }
+        #expect(payloads.range(of: Data(large.base64EncodedString().prefix(64).utf8)) == nil)
+        #expect(payloads.range(of: Data(small.base64EncodedString().prefix(64).utf8)) != nil)
 
         try await d[1].ensemble.merge()
         #expect(try blob(d[1], "small") == small)
