@@ -160,6 +160,29 @@ import Testing
         try store.close()
     }
 
+    @Test func downloadedEventsKeepTheBytesTheyArrivedWithAndReadBackEqual() throws {
+        let (scratch, directory) = try Self.storeDirectory()
+        defer { removeScratch(scratch) }
+        let store = try EventStore.open(at: directory)
+        let first = Self.foreign(orderedStores[1], 1, count: 3, [.insert(Self.author, ["name": .string("Lem")])])
+        let second = Self.foreign(orderedStores[1], 2, count: 4, [.update(Self.author, ["name": .string("Le Guin")])])
+        // The arrived bytes of `first` with a space the canonical encoding never writes: kept as they are.
+        var arrived = try EventPayloadCoding.encode(first)
+        arrived.append(0x20)
+        let imported = try store.importDownloaded([first, second], payloads: [first.id: arrived],
+                                                  files: [RemoteFileRecord(name: "x.gsevent", kind: .eventPart, size: 1)])
+        #expect(imported == [first.id, second.id])
+        #expect(try store.storedPayload(of: first.id)?.event.payload == arrived)
+        #expect(try store.storedPayload(of: second.id)?.event.payload == EventPayloadCoding.encode(second))
+        // The first read takes the events kept from the import, the second decodes the rows: the same.
+        #expect(try store.events(withStatus: .downloaded) == [first, second])
+        #expect(store.recentDownloads.withLock { $0.isEmpty })
+        #expect(try store.events(withStatus: .downloaded) == [first, second])
+        // Already stored: not imported again, not kept again.
+        #expect(try store.importDownloaded([first], files: []) == [])
+        #expect(store.recentDownloads.withLock { $0.isEmpty })
+    }
+
     @Test func aStepThatFailsPartWayWritesNothing() throws {
         let (scratch, directory) = try Self.storeDirectory()
         defer { removeScratch(scratch) }
