@@ -22,6 +22,8 @@ final class Downloader: Sendable {
         var downloadedFiles = 0
         /// Data files downloaded and stored for the events held as downloaded.
         var storedDataFiles: [CloudFileName] = []
+        /// The data files the events imported by this run name.
+        var namedDataFiles: Set<CloudFileName> = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -31,9 +33,10 @@ final class Downloader: Sendable {
     let batchSize: Int
     /// Names imported or skipped for good; nil until first needed.
     private let handled = Mutex<Set<String>?>(nil)
-    /// Whether the last run found every data file its downloaded events name: until the listing changes
-    /// or events arrive, there is nothing more to look for.
-    private let hasAllDataFiles = Mutex(false)
+    /// The data files that events held as downloaded name and the store lacked after the last run; nil
+    /// until first needed (then read from the downloaded events once per process). Later runs add what
+    /// the events they import name, so no run decodes the downloaded events again.
+    private let wantedDataFiles = Mutex<Set<CloudFileName>?>(nil)
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          batchSize: Int = 100) {
@@ -51,28 +54,41 @@ final class Downloader: Sendable {
     /// - Throws: `SyncError.cloud` when a download fails for another reason than the file being gone;
     ///   `.eventStore`.
     func download(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
+        // Before the import: read afterwards, the downloaded events would be decoded once more (the
+        // readiness check reads them next, from what the import keeps in memory).
+        let wanted = try wantedDataFileNames()
         var report = try await downloadEvents(snapshot)
-        try await fetchDataFiles(snapshot, report: &report)
+        try await fetchDataFiles(wanted.union(report.namedDataFiles), snapshot: snapshot, report: &report)
         return report
     }
 
-    /// The data files the events held as downloaded name and the store lacks (M15): fetched from the
-    /// listing, so that the readiness check finds them.
-    private func fetchDataFiles(_ snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
-        if snapshot.isUnchanged && report.imported.isEmpty && hasAllDataFiles.withLock({ $0 }) { return }
-        hasAllDataFiles.withLock { $0 = false }
+    /// The data files of `names` the store lacks (M15), fetched from the listing so that the readiness
+    /// check finds them; a damaged copy is downloaded again at each merge until it is whole.
+    private func fetchDataFiles(_ names: Set<CloudFileName>, snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
+        guard !names.isEmpty else { return }
+        let fetcher = DataFileFetcher(fileSystem: fileSystem, layout: layout, eventStore: eventStore, transit: transit)
+        let fetched: DataFileFetcher.Report
+        do { fetched = try await fetcher.fetch(names, listed: snapshot) } catch {
+            // Not known which were stored: the next run reads the downloaded events again.
+            wantedDataFiles.withLock { $0 = nil }
+            throw error
+        }
+        report.storedDataFiles = fetched.stored
+        report.downloadedFiles += fetched.stored.count
+        report.diagnostics += fetched.diagnostics
+        wantedDataFiles.withLock { $0 = fetched.missing }
+    }
+
+    private func wantedDataFileNames() throws(SyncError) -> Set<CloudFileName> {
+        if let names = wantedDataFiles.withLock({ $0 }) { return names }
         var names = Set<CloudFileName>()
         do {
             for event in try eventStore.events(withStatus: .downloaded) { names.formUnion(LargeValues.references(in: event.changes)) }
         } catch {
             throw SyncError(error)
         }
-        let fetcher = DataFileFetcher(fileSystem: fileSystem, layout: layout, eventStore: eventStore, transit: transit)
-        let fetched = try await fetcher.fetch(names, listed: snapshot)
-        report.storedDataFiles = fetched.stored
-        report.downloadedFiles += fetched.stored.count
-        report.diagnostics += fetched.diagnostics
-        hasAllDataFiles.withLock { $0 = fetched.missing.isEmpty }
+        wantedDataFiles.withLock { $0 = names }
+        return names
     }
 
     private func downloadEvents(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
@@ -147,6 +163,7 @@ final class Downloader: Sendable {
                 continue
             }
             pendingEvents.append(event)
+            report.namedDataFiles.formUnion(LargeValues.references(in: event.changes))
             pendingFiles += files.map { RemoteFileRecord(name: $0.name.fileName, kind: .eventPart, size: Int64($0.bytes.count)) }
             if pendingFiles.count >= batchSize { try commit() }
         }
@@ -167,6 +184,7 @@ final class Downloader: Sendable {
     /// component changed the table, or in tests).
     func forgetHandledNames() {
         handled.withLock { $0 = nil }
+        wantedDataFiles.withLock { $0 = nil }
     }
 
     private func handledNames() throws(SyncError) -> Set<String> {
