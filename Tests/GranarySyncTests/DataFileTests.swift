@@ -382,8 +382,10 @@ extension DataFileTests {
 
         try store.markDataFilesExported([name])
         #expect(try store.unexportedDataFiles().isEmpty)
+        #expect(try store.heldDataFiles(among: [name, foreign.name]) == [name, foreign.name])
         try store.removeDataFiles([foreign.name])
         #expect(try store.dataFileBytes(foreign.name) == nil)
+        #expect(try store.heldDataFiles(among: [name, foreign.name]) == [name])
 
         // A store made before the table existed gets an empty one when opened.
         try store.engine.write { tx in try tx.dropTable(DataFileTable.name) }

@@ -18,8 +18,9 @@ extension PersistentStoreEnsemble {
     func readiness(_ eventStore: EventStore, after baselines: BaselineIntegrator.Result) throws(SyncError) -> ReadinessCheck.Result {
         guard !baselines.joined.isEmpty else { return try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes) }
         do {
-            return ReadinessCheck.evaluate(try eventStore.events(withStatus: .downloaded), integrated: baselines.integrated,
-                                           knownModelHashes: knownModelHashes, heldDataFiles: Set(try eventStore.dataFileEntries().keys))
+            let downloaded = try eventStore.events(withStatus: .downloaded)
+            return ReadinessCheck.evaluate(downloaded, integrated: baselines.integrated, knownModelHashes: knownModelHashes,
+                                           heldDataFiles: try ReadinessCheck.heldDataFiles(of: downloaded, in: eventStore))
         } catch {
             throw SyncError(error)
         }

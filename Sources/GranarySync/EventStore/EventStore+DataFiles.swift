@@ -61,6 +61,24 @@ extension EventStore {
         return entries
     }
 
+    /// Those of `names` the store holds, by index lookups: a merge asks about the few files its events
+    /// name, not about every file held.
+    /// - Throws: `EventStoreError.storage`.
+    func heldDataFiles(among names: Set<CloudFileName>) throws(EventStoreError) -> Set<CloudFileName> {
+        guard !names.isEmpty else { return [] }
+        let snapshot = engine.read()
+        var held = Set<CloudFileName>()
+        do {
+            for name in names where try !snapshot.queryKeys(IndexQuery(table: DataFileTable.name, index: DataFileTable.byName,
+                                                                          equal: [.string(name.fileName)], limit: 1)).isEmpty {
+                held.insert(name)
+            }
+        } catch {
+            throw .storage(path: path, operation: "look up data files", reason: "\(error)")
+        }
+        return held
+    }
+
     /// The bytes of data file `name`, nil when the store does not hold it.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
     func dataFileBytes(_ name: CloudFileName) throws(EventStoreError) -> Data? {

@@ -28,15 +28,15 @@ struct DataFileFetcher: Sendable {
     func fetch(_ names: Set<CloudFileName>, listed: CloudSnapshot? = nil) async throws(SyncError) -> Report {
         var report = Report()
         guard !names.isEmpty else { return report }
-        let held: [CloudFileName: DataFileEntry]
-        do { held = try eventStore.dataFileEntries() } catch { throw SyncError(error) }
+        let held: Set<CloudFileName>
+        do { held = try eventStore.heldDataFiles(among: names) } catch { throw SyncError(error) }
         var fetched: [DataFileRecord] = []
         func store() throws(SyncError) {
             do { try eventStore.storeDataFiles(fetched) } catch { throw SyncError(error) }
             report.stored += fetched.map(\.name)
             fetched = []
         }
-        for name in names.sorted(by: { $0.fileName < $1.fileName }) where held[name] == nil {
+        for name in names.subtracting(held).sorted(by: { $0.fileName < $1.fileName }) {
             guard listed?.contains(name) ?? true else {
                 report.missing.insert(name)
                 continue

@@ -80,11 +80,20 @@ enum ReadinessCheck {
     /// - Throws: `SyncError.eventStore`.
     static func run(on eventStore: EventStore, knownModelHashes: Set<String>) throws(SyncError) -> Result {
         do {
-            return evaluate(try eventStore.events(withStatus: .downloaded), integrated: try eventStore.state().integrated,
-                            knownModelHashes: knownModelHashes, heldDataFiles: Set(try eventStore.dataFileEntries().keys))
+            let downloaded = try eventStore.events(withStatus: .downloaded)
+            return evaluate(downloaded, integrated: try eventStore.state().integrated, knownModelHashes: knownModelHashes,
+                            heldDataFiles: try heldDataFiles(of: downloaded, in: eventStore))
         } catch {
             throw SyncError(error)
         }
+    }
+
+    /// The data files `events` name that `eventStore` holds.
+    /// - Throws: `EventStoreError.storage`.
+    static func heldDataFiles(of events: [Event], in eventStore: EventStore) throws(EventStoreError) -> Set<CloudFileName> {
+        var names = Set<CloudFileName>()
+        for event in events { names.formUnion(LargeValues.references(in: event.changes)) }
+        return try eventStore.heldDataFiles(among: names)
     }
 
     private static func isKnown(_ event: Event, _ hashes: Set<String>) -> Bool {
