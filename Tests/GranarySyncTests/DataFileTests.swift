@@ -414,7 +414,7 @@ final class BlobRepairer: PersistentStoreEnsembleDelegate, @unchecked Sendable {
     }
 }
 
-private extension SplitMix {
+extension SplitMix {
     /// `count` bytes of this generator, from a fresh copy (so a test's values do not depend on order).
     func bytesOf(_ count: Int) -> Data {
         var copy = self
