@@ -62,7 +62,8 @@ enum ReadinessCheck {
         while changed {
             changed = false
             for event in candidates where !readyIDs.contains(event.id) && isKnown(event, knownModelHashes)
-                && missingDataFile(event, heldDataFiles) == nil && available[event.id.store] == event.id.revision - 1 && event.meta.vector.isCovered(by: available) {
+                && available[event.id.store] == event.id.revision - 1 && event.meta.vector.isCovered(by: available)
+                && missingDataFile(event, heldDataFiles) == nil {
                 available[event.id.store] = event.id.revision
                 readyIDs.insert(event.id)
                 result.ready.append(event)
