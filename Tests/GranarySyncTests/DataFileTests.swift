@@ -243,6 +243,44 @@ import Testing
         #expect(try documentCount(d[1]) == 1)
     }
 
+    /// Ensembles' random histories delete the cloud's `data/` directory: sync goes on, and each writer
+    /// uploads its files again.
+    @Test func aRemovedDataDirectoryIsMadeAgainAndRefilledByTheWriters() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        let large = SplitMix(seed: 19).bytesOf(Self.limit * 2)
+        try insert(d[0], "large", blob: large)
+        try await d[0].ensemble.merge()
+        try FileManager.default.removeItem(at: directory("data", in: root))
+        let waiting = try await d[1].ensemble.merge()
+        #expect(waiting.waitingEvents == 1)
+        #expect(try files("data", in: root).isEmpty)
+        try await d[0].ensemble.merge()
+        #expect(try files("data", in: root).count == 1)
+        try await d[1].ensemble.merge()
+        #expect(try blob(d[1], "large") == large)
+    }
+
+    @Test func aRemovedDataDirectoryIsMadeAgainOnAMemoryFileSystemToo() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let cloud = MemoryFileSystem()
+        let model = try Self.model()
+        let d = try ["a", "b"].map { try SyncTestDevice($0, in: root, model: model, cloud: cloud) }
+        for device in d { try await device.ensemble.leech() }
+        let large = SplitMix(seed: 23).bytesOf(Self.limit + 3)
+        try insert(d[0], "large", blob: large)
+        try await d[0].ensemble.merge()
+        try await cloud.removeItem(atPath: "Notes/data")
+        #expect(try await cloud.fileExists(atPath: "Notes/data") == FileExistence(exists: false, isDirectory: false))
+        try await d[1].ensemble.merge()
+        #expect(try await cloud.fileExists(atPath: "Notes/data").isDirectory)
+        try await d[0].ensemble.merge()
+        try await d[1].ensemble.merge()
+        #expect(try blob(d[1], "large") == large)
+    }
+
     @Test func leechingAStoreThatHoldsLargeValuesSeedsThemAsFiles() async throws {
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }
