@@ -39,7 +39,10 @@ struct DataFileCleaner: Sendable {
         let kept = Set(entries.keys).subtracting(outcome.droppedRows)
         do {
             if await !fileSystem.isConnected { try await fileSystem.connect() }
-            for case let .file(text, _) in try await fileSystem.contentsOfDirectory(atPath: layout.dataDirectory) {
+            let listed: [CloudItem]
+            // No `data/` (a user cleared it): nothing of ours to remove; the next merge makes it again.
+            do { listed = try await fileSystem.contentsOfDirectory(atPath: layout.dataDirectory) } catch .notFound { listed = [] }
+            for case let .file(text, _) in listed {
                 guard let name = try? CloudFileName.parse(text), case .data = name, name.writer == own, !kept.contains(name) else { continue }
                 try await fileSystem.removeItem(atPath: layout.path(for: name))
                 outcome.removedFiles.append(name)
