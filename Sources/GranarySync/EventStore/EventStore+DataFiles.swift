@@ -15,7 +15,7 @@ enum DataFileTable {
         Column("isExported", .bool, nullable: false),
         // The size of the cloud file (framed): a listing at another size is a damaged copy to replace.
         Column("fileSize", .int, nullable: false),
-        // Last, so that listing the files (every merge's readiness check) stops before the bytes.
+        // Last, so that listing the files (each export checks its own against the listing) stops before the bytes.
         Column("bytes", .bytes, nullable: false),
     ], indexes: [
         IndexDefinition(name: byName, on: "name", unique: true),
