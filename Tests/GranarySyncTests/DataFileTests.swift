@@ -178,6 +178,41 @@ import Testing
         #expect(try blob(d[1], "doc") == second)
     }
 
+    /// A device that does not rebase drops what another's baseline made unnecessary: the copies of old
+    /// values it received, and its own old files in the cloud.
+    @Test func anotherDevicesBaselineLetsADeviceDropItsOldValuesToo() async throws {
+        let root = try makeScratchDirectory()
+        defer { removeScratch(root) }
+        let d = try await devices(["a", "b"], in: root)
+        var random = SplitMix(seed: 29)
+        let a1 = random.bytes(Self.limit + 1), a2 = random.bytes(Self.limit + 2)
+        let b1 = random.bytes(Self.limit + 3), b2 = random.bytes(Self.limit + 4)
+        try insert(d[0], "from a", blob: a1)
+        try insert(d[1], "from b", blob: b1)
+        try await mergeAll(d)
+        try setBlob(d[0], "from a", a2)
+        try setBlob(d[1], "from b", b2)
+        try await mergeAll(d)
+        let (storeA, storeB) = (try storeID(of: d[0]), try storeID(of: d[1]))
+        func name(_ bytes: Data, _ store: StoreID) -> CloudFileName { .data(sha256: LargeValues.sha256(bytes), store: store) }
+        let bStore = try #require(d[1].ensemble.mutable.withLock { $0.pipeline?.eventStore })
+        #expect(Set(try bStore.dataFileEntries().keys) == [name(a1, storeA), name(a2, storeA), name(b1, storeB), name(b2, storeB)])
+
+        try await d[0].ensemble.merge(options: .forceRebase)
+        #expect(try files("data", in: root) == [name(a2, storeA), name(b1, storeB), name(b2, storeB)].map(\.fileName).sorted())
+        try await d[1].ensemble.merge()
+        #expect(Set(try bStore.dataFileEntries().keys) == [name(a2, storeA), name(b2, storeB)])
+        #expect(try files("data", in: root) == [name(a2, storeA), name(b2, storeB)].map(\.fileName).sorted())
+
+        // Nothing needed went: a device joining later gets both values, and both devices keep them.
+        let c = try await devices(["c"], in: root)[0]
+        try await mergeAll(d + [c])
+        for device in d + [c] {
+            #expect(try blob(device, "from a") == a2, "\(device.name)")
+            #expect(try blob(device, "from b") == b2, "\(device.name)")
+        }
+    }
+
     @Test func anEventWhoseFileIsMissingWaitsWithTheEventsAfterItAndArrivesWithTheFile() async throws {
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }

@@ -20,6 +20,8 @@ struct BaselineIntegrator: Sendable {
     struct Result: Sendable {
         /// The baselines joined into the overlay, for the finalize step.
         var joined: [BaselineRecord] = []
+        /// The baselines found covered by what is integrated already, recorded as seen.
+        var seen: [BaselineRecord] = []
         /// The same baselines whole, in the order joined: a merge that must start again from a newer
         /// ledger (after a retry's capture) joins them into it again, which `BaselineJoiner` makes
         /// idempotent.
@@ -132,6 +134,7 @@ struct BaselineIntegrator: Sendable {
             }
         }
         do { try eventStore.recordBaselines(seen) } catch { throw SyncError(error) }
+        result.seen = seen
         return result
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Drops the data files nothing refers to any more (M15), after a rebase has marked the events its
-/// baseline covers: from the event store every unreferenced file (own or downloaded), and from the
-/// cloud the unreferenced files this store wrote — only a file's writer removes it.
+/// baseline covers, or after a merge found another device's baseline: from the event store every
+/// unreferenced file (own or downloaded), and from the cloud the unreferenced files this store wrote —
+/// only a file's writer removes it.
 ///
 /// Referenced means named by a register of the ledger (the next baseline is made from it) or by an event
 /// the event store holds and no baseline covers yet (peers may still download it). The rows go first, in
@@ -21,16 +22,17 @@ struct DataFileCleaner: Sendable {
         var removedFiles: [CloudFileName] = []
     }
 
-    /// Removes what nothing refers to.
+    /// Removes what nothing refers to; events `baselineVector` covers refer to nothing (see
+    /// `EventStore.referencedDataFiles(exceptEventsCoveredBy:)`).
     /// - Throws: `SyncError.eventStore`; `.cloud` when the listing or a removal fails (the rows stay
     ///   dropped; the files go at the next clean-up).
-    func clean() async throws(SyncError) -> Outcome {
+    func clean(exceptEventsCoveredBy baselineVector: RevisionVector = RevisionVector()) async throws(SyncError) -> Outcome {
         var outcome = Outcome()
         let own: StoreID, entries: [CloudFileName: DataFileEntry], referenced: Set<CloudFileName>
         do {
             own = try eventStore.state().storeID
             entries = try eventStore.dataFileEntries()
-            referenced = try eventStore.referencedDataFiles()
+            referenced = try eventStore.referencedDataFiles(exceptEventsCoveredBy: baselineVector)
         } catch {
             throw SyncError(error)
         }

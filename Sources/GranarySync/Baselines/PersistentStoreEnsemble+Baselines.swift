@@ -26,6 +26,18 @@ extension PersistentStoreEnsemble {
         }
     }
 
+    /// After a merge that found baselines it had not recorded (joined, or covered by what it had):
+    /// drops the data files only the events they cover named, so that a device that never rebases
+    /// itself does not keep every value it ever received. Best effort: a failure leaves the files for the
+    /// clean-up after the next baseline, and does not fail a merge that did its work.
+    func dropDataFilesCovered(by baselines: BaselineIntegrator.Result, pipeline: EnsemblePipeline) async {
+        let found = baselines.joined + baselines.seen
+        guard !found.isEmpty else { return }
+        let vector = found.reduce(RevisionVector()) { $0.joined(with: $1.summary.vector) }
+        _ = try? await DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore)
+            .clean(exceptEventsCoveredBy: vector)
+    }
+
     /// The rebaser of this ensemble's cloud and event store.
     func rebaser(_ pipeline: EnsemblePipeline) -> Rebaser {
         Rebaser(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore, transitDirectory: pipeline.transit.upload)

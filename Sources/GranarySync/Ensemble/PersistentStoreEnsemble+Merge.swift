@@ -90,6 +90,7 @@ extension PersistentStoreEnsemble {
             throw error
         }
         if let integrationError { throw integrationError }
+        await dropDataFilesCovered(by: baselines, pipeline: pipeline)
         // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase). A
         // listing unchanged since the last merge brings no new facts for the policy (any export of that
         // merge shows in this listing), so the check, which reads the event table, is skipped.

@@ -187,12 +187,19 @@ extension EventStore {
     /// The data files still needed: those a register of the ledger or an event not covered by a
     /// baseline (any other status) refers to. A covered event's files are the baseline's business: its
     /// ledger is this store's, whose registers are counted.
+    ///
+    /// Events `baselineVector` covers count as covered too (except local ones not yet exported): that
+    /// vector is a baseline in the cloud, which every device that lacks one of those events joins
+    /// instead of integrating it.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
-    func referencedDataFiles() throws(EventStoreError) -> Set<CloudFileName> {
+    func referencedDataFiles(exceptEventsCoveredBy baselineVector: RevisionVector = RevisionVector()) throws(EventStoreError) -> Set<CloudFileName> {
         var names = Set<CloudFileName>()
         for object in try loadLedger().objects.values { names.formUnion(LargeValues.references(in: object)) }
         for status in [EventStatus.localUnexported, .exported, .downloaded, .integrated] {
-            for event in try events(withStatus: status) { names.formUnion(LargeValues.references(in: event.changes)) }
+            for event in try events(withStatus: status)
+            where status == .localUnexported || baselineVector[event.id.store] < event.id.revision {
+                names.formUnion(LargeValues.references(in: event.changes))
+            }
         }
         return names
     }
