@@ -34,8 +34,13 @@ extension PersistentStoreEnsemble {
         let found = baselines.joined + baselines.seen
         guard !found.isEmpty else { return }
         let vector = found.reduce(RevisionVector()) { $0.joined(with: $1.summary.vector) }
-        _ = try? await DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore)
-            .clean(exceptEventsCoveredBy: vector)
+        do {
+            let outcome = try await DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore)
+                .clean(exceptEventsCoveredBy: vector)
+            log(.verbose, "dropped \(outcome.droppedRows.count) data files, removed \(outcome.removedFiles.count) of this store's from the cloud")
+        } catch {
+            log(.warning, "data files left after a baseline: \(error)")
+        }
     }
 
     /// The rebaser of this ensemble's cloud and event store.
