@@ -206,4 +206,30 @@ import Testing
         #expect(outcome.mergeEvent?.changes.isEmpty == true)
         #expect(try stack.storeGraph().objects.count == 2)
     }
+    /// M22 with M15: two devices' data files of the same bytes have different names, yet the values
+    /// collide; the objects are fused, and the store's constraint does not fail the save.
+    @Test func largeValuesCollideByContentWhoeverWroteTheirFiles() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Blob") {
+                Attribute("x", .binaryData, optional: true)
+                Unique("x")
+            }
+        }
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        let bytes = SplitMix(seed: 41).bytesOf(SyncConstants.inlineDataLimit + 1)
+        let fromA = LargeValues.record(of: bytes, writer: orderedStores[0]), fromB = LargeValues.record(of: bytes, writer: orderedStores[1])
+        #expect(fromA.name != fromB.name)
+        try stack.eventStore.storeDataFiles([fromA, fromB])
+        var a = LedgerTestDevice(store: orderedStores[0]), b = LedgerTestDevice(store: orderedStores[1])
+        let first = ObjectKey("Blob", "1"), second = ObjectKey("Blob", "2")
+        let outcome = try stack.merge([a.record([.insert(first, ["x": .dataFile(fromA.name)])]),
+                                       b.record([.insert(second, ["x": .dataFile(fromB.name)])])])
+        #expect(outcome.mergeEvent?.changes == [ObjectChange(key: second, kind: .fuse(survivor: first))])
+        let graph = try stack.storeGraph()
+        #expect(graph.objects.keys.sorted() == [first])
+        #expect(graph.objects[first]?.attributes["x"] == .some(.data(bytes)))
+    }
 }

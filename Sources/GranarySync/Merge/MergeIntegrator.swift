@@ -229,7 +229,7 @@ struct MergeIntegrator {
         context.name = SyncConstants.mergeContextNamePrefix + mergeID
         context.transactionAuthor = SyncConstants.mergeAuthor
         context.mergePolicy = .error
-        let writer = MergeContextWriter(context: context, store: store, schema: schema)
+        let writer = MergeContextWriter(context: context, store: store, schema: schema, dataFileBytes: eventStore.syncDataFileBytes)
         let written = try writer.write(projection, of: ledger, touched: touched, idMap: idMap)
 
         var mapped = written.inserted.merging(written.adopted) { $1 }
@@ -241,6 +241,7 @@ struct MergeIntegrator {
         // Hooks and repairs (M24): whatever the app changes in the reparation context joins the merge event.
         var repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
         repairs.keyOfUnknownRow = { [eventStore] entity, localKey in (try? eventStore.objectKey(entity: entity, localKey: localKey)) ?? nil }
+        repairs.eventStore = eventStore
         let reparation = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
         if let shouldSave = hooks.shouldSave, !shouldSave(context, reparation) { throw .mergeCancelled }
         try repairs.record(reparation, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)

@@ -9,7 +9,7 @@ enum MergeValues {
     /// The value to set on an object for `value` of `attribute`.
     /// - Throws: `SyncError.dataCorruption` naming the attribute when an event holds a value of another
     ///   type than the model's (a peer with another model under the same version hash), or a data file
-    ///   reference (large values travel inline in this version).
+    ///   reference (`MergeContextWriter` replaces those by their bytes first).
     static func objectValue(_ value: SyncValue?, attribute: AttributeDescription) throws(SyncError) -> Any? {
         guard let value else { return nil }
         let stored = try storedValue(value, attribute: attribute)
