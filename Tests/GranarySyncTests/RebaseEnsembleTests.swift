@@ -92,7 +92,7 @@ import Testing
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }
         let cloud = MemoryFileSystem()
-        let model = try syncNotesModel()
+        let model = try syncNotesModel(attachments: true)
         let configuration = EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", rebase: RebasePolicy(inactiveAfter: 0))
         let devices = try ["a", "b", "c"].map { try SyncTestDevice($0, in: root, model: model, cloud: cloud, configuration: configuration) }
         for device in devices { try await device.ensemble.leech() }
