@@ -16,6 +16,7 @@ final class ParsingSession {
         var objects: [T.EntityID: T] = [:]
         var fetched: Set<T.EntityID> = []
         var entityName: String?
+        var entity: EntityDescription?
         var idName: String?
         var jsonKey: String?
         var prefetchedKeys: Set<String> = []
@@ -138,9 +139,11 @@ final class ParsingSession {
                 return found
             }
         }
-        guard let entity = context.model?.entity(for: T.self) else {
+        // Looked up once per class: the model searches its entities for the class on every call.
+        guard let entity = table.entity ?? context.model?.entity(for: T.self) else {
             throw ParsingError(.unknownEntity, entity: String(describing: T.self))
         }
+        table.entity = entity
         let created = T(entity: entity, insertInto: context)
         // By name when the ID is a plain attribute: a write through the key path goes through the
         // property wrapper's read-and-write-back, several times the cost, once per new object.
