@@ -42,6 +42,21 @@ import Testing
         #expect(phone.recorder.changes.last?.inserted.count == 3)
     }
 
+    @Test func aMergesOwnSaveIsNotReadAgainByTheNextCapture() async throws {
+        let (root, d) = try await devices(["laptop", "phone"])
+        defer { removeScratch(root) }
+        let (laptop, phone) = (d[0], d[1])
+        try laptop.addNote("Buy bread", id: "n1")
+        try await laptop.ensemble.merge()
+        #expect(try await phone.ensemble.merge().integratedEvents >= 1)
+        // The phone captured everything before its merge's save, and the save was the only transaction
+        // since: the captured token is the store's newest.
+        let eventStore = try #require(phone.ensemble.mutable.withLock { $0.pipeline?.eventStore })
+        let history = HistoryReader(coordinator: phone.ensemble.coordinator, store: phone.ensemble.syncStore)
+        #expect(try history.decode(eventStore.state().historyToken) == history.currentToken())
+
+    }
+
     @Test func mergingWithNothingNewExchangesNothing() async throws {
         let (root, d) = try await devices(["a", "b"])
         defer { removeScratch(root) }

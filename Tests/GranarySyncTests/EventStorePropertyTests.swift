@@ -141,6 +141,10 @@ import Testing
             #expect(try store.events(withStatus: status) == reference.events(status), "\(context): \(status) events")
         }
         for (id, entry) in reference.events { #expect(try store.status(of: id) == entry.status, "\(context): \(id)") }
+        // Each store's newest event: cached after the first call and kept by the commits that follow.
+        let newest = Dictionary(grouping: reference.events.values.map(\.event), by: \.id.store)
+            .mapValues { $0.max { $0.id.revision < $1.id.revision }!.meta }
+        #expect(try store.newestEventPerStore().mapValues(\.meta) == newest, "\(context): newest events")
         #expect(try store.loadLedger() == reference.ledger, "\(context): ledger")
         for (key, localKey) in reference.localKeys {
             #expect(try store.localKey(for: key) == localKey, "\(context): \(key)")

@@ -133,6 +133,56 @@ import Testing
         #expect(try store.status(of: EventID(store: orderedStores[1], revision: 2)) == nil)
     }
 
+    @Test func eachStoresNewestEventIsKeptAndRebuiltForStoresMadeWithoutItsTable() throws {
+        let (scratch, directory) = try Self.storeDirectory()
+        defer { removeScratch(scratch) }
+        let own = orderedStores[0], other = orderedStores[1]
+        var store = try EventStore.open(at: directory, creatingWith: own)
+        let local = try store.addLocalEvent([.insert(Self.author)], timestamp: Date(timeIntervalSinceReferenceDate: 50))
+        #expect(try store.importEvent(Self.foreign(other, 2, count: 7, vector: RevisionVector([own: 1]))))
+        // An older event of the same store arriving later does not replace the newer one.
+        #expect(try store.importEvent(Self.foreign(other, 1, count: 4)))
+        var newest = try store.newestEventPerStore()
+        #expect(newest[own]?.meta == local.meta)
+        #expect(newest[own]?.timestamp == Date(timeIntervalSinceReferenceDate: 50))
+        #expect(newest[other]?.meta.id.revision == 2)
+        #expect(newest[other]?.meta.vector == RevisionVector([own: 1]))
+
+        // A store written before the table existed: rebuilt from the events on first use, then kept.
+        try store.engine.write { tx in try tx.dropTable(EventStoreSchema.NewestEvent.name) }
+        try store.close()
+        store = try EventStore.open(at: directory)
+        newest = try store.newestEventPerStore()
+        #expect(newest[own]?.meta == local.meta)
+        #expect(newest[other]?.meta.id.revision == 2)
+        #expect(try store.importEvent(Self.foreign(other, 3, count: 9)))
+        #expect(try store.newestEventPerStore()[other]?.meta.id.revision == 3)
+        try store.close()
+    }
+
+    @Test func downloadedEventsKeepTheBytesTheyArrivedWithAndReadBackEqual() throws {
+        let (scratch, directory) = try Self.storeDirectory()
+        defer { removeScratch(scratch) }
+        let store = try EventStore.open(at: directory)
+        let first = Self.foreign(orderedStores[1], 1, count: 3, [.insert(Self.author, ["name": .string("Lem")])])
+        let second = Self.foreign(orderedStores[1], 2, count: 4, [.update(Self.author, ["name": .string("Le Guin")])])
+        // The arrived bytes of `first` with a space the canonical encoding never writes: kept as they are.
+        var arrived = try EventPayloadCoding.encode(first)
+        arrived.append(0x20)
+        let imported = try store.importDownloaded([first, second], payloads: [first.id: arrived],
+                                                  files: [RemoteFileRecord(name: "x.gsevent", kind: .eventPart, size: 1)])
+        #expect(imported == [first.id, second.id])
+        #expect(try store.storedPayload(of: first.id)?.event.payload == arrived)
+        #expect(try store.storedPayload(of: second.id)?.event.payload == EventPayloadCoding.encode(second))
+        // The first read takes the events kept from the import, the second decodes the rows: the same.
+        #expect(try store.events(withStatus: .downloaded) == [first, second])
+        #expect(store.recentDownloads.withLock { $0.isEmpty })
+        #expect(try store.events(withStatus: .downloaded) == [first, second])
+        // Already stored: not imported again, not kept again.
+        #expect(try store.importDownloaded([first], files: []) == [])
+        #expect(store.recentDownloads.withLock { $0.isEmpty })
+    }
+
     @Test func aStepThatFailsPartWayWritesNothing() throws {
         let (scratch, directory) = try Self.storeDirectory()
         defer { removeScratch(scratch) }

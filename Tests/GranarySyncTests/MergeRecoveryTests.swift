@@ -27,6 +27,44 @@ import Testing
         try MergeRecovery.recover(stack.eventStore, coordinator: stack.ensembleCoordinator, store: stack.ensembleStore)
     }
 
+    @Test func theCapturedTokenSkipsTheMergesOwnSaveOnlyWhenNothingElseWasSaved() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(), in: scratch)
+        defer { stack.close() }
+        let history = HistoryReader(coordinator: stack.ensembleCoordinator, store: stack.ensembleStore)
+        func captureUpToNow() throws {
+            try stack.eventStore.commit(EventStoreStep(historyToken: try HistoryReader.encode(try history.currentToken())))
+        }
+        // An app save first, so that the store has a token to capture up to.
+        let app = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: stack.appCoordinator)
+        func appSave(_ name: String) {
+            app.performAndWait {
+                let author = try? EntityDescription.insertNewObject(forEntityName: "Author", into: app)
+                try? author?.setValue(name, forKey: "name")
+                try? app.save()
+            }
+        }
+        appSave("Tarkovsky")
+        try captureUpToNow()
+
+        // A local save lands between the pending record and the merge's save: the token stays, so that
+        // the next capture reads that save.
+        var device = LedgerTestDevice(store: orderedStores[1])
+        let first = device.record([.insert(lem, ["name": .string("Lem")])])
+        var integrator = stack.integrator()
+        integrator.afterPendingRecord = { appSave("Strugatsky") }
+        let before = try stack.eventStore.state().historyToken
+        _ = try stack.merge([first], with: integrator)
+        #expect(try stack.eventStore.state().historyToken == before)
+
+        // Captured up to the merge: its save is the only transaction since, and the token moves past it.
+        try captureUpToNow()
+        let second = device.record([.update(lem, ["name": .string("Stanisław Lem")])])
+        _ = try stack.merge([second])
+        #expect(try history.decode(stack.eventStore.state().historyToken) == history.currentToken())
+    }
+
     @Test func aPendingRecordWhoseSaveNeverCommittedIsDiscarded() throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

@@ -106,35 +106,6 @@ extension EventStore {
         return count
     }
 
-    /// For each store, its newest event known here (any status) and when it was made: what
-    /// `RebaseCutoff` reads a store's published vector and activity from.
-    /// - Throws: `EventStoreError.storage`, `.damaged`.
-    func newestEventPerStore() throws(EventStoreError) -> [StoreID: (meta: EventMeta, timestamp: Date)] {
-        typealias E = EventStoreSchema.Event
-        let path = directory.path
-        var newest: [StoreID: (revision: Int64, row: Row, key: Int64)] = [:]
-        do {
-            try engine.read().forEachRow(in: E.name) { key, row in
-                let reader = EventStoreRowReader(row: row, table: E.name, key: key, path: path)
-                let text = try reader.string(E.storeID, "storeID")
-                guard let store = StoreID(canonical: text) else { throw reader.damaged("storeID '\(text.prefix(64))' is not a store ID") }
-                let revision = try reader.int(E.revision, "revision")
-                if revision > newest[store]?.revision ?? 0 { newest[store] = (revision, row, key) }
-                return true
-            }
-        } catch let error as EventStoreError {
-            throw error
-        } catch {
-            throw .storage(path: path, operation: "find each store's newest event", reason: "\(error)")
-        }
-        var result: [StoreID: (meta: EventMeta, timestamp: Date)] = [:]
-        for (store, found) in newest {
-            let event = try EventStoreRowReader(row: found.row, table: E.name, key: found.key, path: path).json(Event.self, E.payload, "payload")
-            result[store] = (event.meta, event.timestamp)
-        }
-        return result
-    }
-
     /// Rebase and baseline joins inside a merge's commit: records the joined baselines, raises the
     /// integrated vector and the global count to theirs (M2, M32), and moves the downloaded events they
     /// now cover to integrated (their changes are in the joined ledger). Called by `commit(_:)`.

@@ -17,7 +17,10 @@ final class EventStore: Sendable {
     /// The version hash of the model this device's events are made with, stamped on every local event
     /// as it is recorded (M26): a device that does not know the hash lets the event wait.
     let localModelHash = Mutex<String?>(nil)
-
+    /// Events stored by the last downloads and not yet read back: the readiness check that follows a
+    /// download takes them from here instead of decoding their payloads a second time. Emptied by every
+    /// read of the downloaded events, so it holds one merge's downloads at most.
+    let recentDownloads = Mutex<[EventID: Event]>([:])
     private init(directory: URL, engine: Engine) {
         self.directory = directory
         self.engine = engine
@@ -124,6 +127,7 @@ final class EventStore: Sendable {
             state.nextRevision += 1
             state.maxGlobalCount = event.meta.globalCount
             state.integrated[state.storeID] = event.id.revision
+            try self.noteStored(event, in: tx)
             try self.apply(step, to: &state, in: tx)
         }
     }
@@ -148,6 +152,7 @@ final class EventStore: Sendable {
             guard try Self.eventKey(event.id, in: tx.snapshot) == nil else { return false }
             var state = try Self.state(in: tx.snapshot, path: self.path)
             _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+            try self.noteStored(event, in: tx)
             state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
             try self.writeState(state, in: tx)
             return true
@@ -164,10 +169,17 @@ final class EventStore: Sendable {
         } catch {
             throw .storage(path: path, operation: "list \(status) events", reason: "\(error)")
         }
+        var recent: [EventID: Event] = [:]
+        if status == .downloaded { recentDownloads.withLock { swap(&recent, &$0) } }
         var events: [Event] = []
         for (key, row) in rows {
             let reader = EventStoreRowReader(row: row, table: EventStoreSchema.Event.name, key: key, path: path)
-            events.append(try reader.json(Event.self, EventStoreSchema.Event.payload, "payload"))
+            if !recent.isEmpty, let store = try StoreID(canonical: reader.string(EventStoreSchema.Event.storeID, "storeID")),
+               let event = recent[EventID(store: store, revision: try reader.int(EventStoreSchema.Event.revision, "revision"))] {
+                events.append(event)
+            } else {
+                events.append(try reader.json(Event.self, EventStoreSchema.Event.payload, "payload"))
+            }
         }
         return events
     }
@@ -336,12 +348,17 @@ final class EventStore: Sendable {
         try tx.update(try Self.row(of: state, path: path), in: EventStoreSchema.State.name, key: EventStoreSchema.stateKey)
     }
 
-    func eventRow(_ event: Event, status: EventStatus) throws(EventStoreError) -> Row {
+    /// The row of `event`; `payload`, when given, is the event's JSON as it arrived (not re-encoded).
+    func eventRow(_ event: Event, status: EventStatus, payload given: Data? = nil) throws(EventStoreError) -> Row {
         var event = event
         if status == .localUnexported && event.modelHash == nil { event.modelHash = localModelHash.withLock { $0 } }
         let payload: Data
-        do { payload = try EventPayloadCoding.encode(event) } catch {
-            throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")
+        if let given {
+            payload = given
+        } else {
+            do { payload = try EventPayloadCoding.encode(event) } catch {
+                throw .unencodable(path: path, what: "event \(event.id)", reason: "\(error)")
+            }
         }
         return Row([.string(event.id.store.description), .int(event.id.revision), .int(event.meta.globalCount),
                     .int(status.rawValue), .double(event.timestamp.timeIntervalSinceReferenceDate), .bytes(Array(payload))])

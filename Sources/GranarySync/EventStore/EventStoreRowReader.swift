@@ -70,4 +70,17 @@ struct EventStoreRowReader {
             throw damaged("\(name) does not decode: \(error)")
         }
     }
+
+    /// The ledger value in column `column`: its binary form (`LedgerBinaryCoding`), or the JSON that
+    /// rows written by earlier versions hold.
+    func ledgerValue<T: Decodable>(_ type: T.Type, _ column: Int, _ name: String,
+                                   binary: ([UInt8]) throws(LedgerBinaryCoding.Failure) -> T) throws(EventStoreError) -> T {
+        guard case let .bytes(raw) = value(column) else { throw damaged("\(name) is \(value(column)), not bytes") }
+        guard LedgerBinaryCoding.isBinary(raw) else { return try json(type, column, name) }
+        do {
+            return try binary(raw)
+        } catch {
+            throw damaged("\(name) does not decode \(error)")
+        }
+    }
 }

@@ -66,9 +66,9 @@ enum EventStoreSchema {
             Column("gid", .string, nullable: false),
             // The primary key of the object in the app's store; null until the merge or capture maps it.
             Column("localKey", .int),
-            // JSON of the key's incarnations; null for a key that is mapped but not in the ledger.
+            // The key's incarnations (`LedgerBinaryCoding`); null for a key that is mapped but not in the ledger.
             Column("incarnations", .bytes),
-            // JSON of the fuses joining the key to others (M22).
+            // The fuses joining the key to others (M22), in `LedgerBinaryCoding`'s form.
             Column("fuses", .bytes),
         ], indexes: [
             IndexDefinition(name: byKey, on: "entity", "gid", unique: true),
@@ -113,5 +113,5 @@ enum EventStoreSchema {
     }
 
     static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema, RemoteFile.schema, Cloud.schema,
-                         PendingMergeTable.schema, BaselineTable.schema]
+                         PendingMergeTable.schema, BaselineTable.schema, NewestEvent.schema]
 }

@@ -6,7 +6,7 @@ import GranaryStorage
 ///
 /// Rows per property rather than one document per key, so that a merge step rewrites only the keys it
 /// touched, and so that later slices can find every owner of a member through an index. Values inside
-/// the `bytes` columns are the JSON of `EventPayloadCoding`, the same as in event files.
+/// the `bytes` columns are in `LedgerBinaryCoding`'s form (rows of earlier versions, in JSON, still read).
 enum LedgerRows {
     typealias Objects = EventStoreSchema.Object
     typealias Registers = EventStoreSchema.Register
@@ -22,8 +22,8 @@ enum LedgerRows {
             guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return true }
             let key = ObjectKey(try reader.string(Objects.entity, "entity"), try reader.string(Objects.globalID, "gid"))
             var object = LedgerObject(key: key)
-            object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
-            object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+            object.incarnations = try reader.ledgerValue([Incarnation].self, Objects.incarnations, "incarnations", binary: LedgerBinaryCoding.incarnations)
+            object.fuses = try reader.ledgerValue([LedgerObject.Fuse].self, Objects.fuses, "fuses", binary: LedgerBinaryCoding.fuses)
             objects[key] = object
             return true
         }
@@ -33,9 +33,9 @@ enum LedgerRows {
             let property = try reader.string(Registers.property, "property")
             guard objects[key] != nil else { throw reader.damaged("register \(property) of \(key), which is not in the ledger") }
             if try reader.bool(Registers.isToOne, "isToOne") {
-                objects[key]?.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+                objects[key]?.toOnes[property] = try reader.ledgerValue(Register<ObjectKey?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.keyRegister)
             } else {
-                objects[key]?.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+                objects[key]?.attributes[property] = try reader.ledgerValue(Register<SyncValue?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.valueRegister)
             }
             return true
         }
@@ -46,7 +46,7 @@ enum LedgerRows {
             let member = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
                                    try reader.string(Members.memberGID, "memberGID"))
             guard objects[key] != nil else { throw reader.damaged("member \(member) of \(key).\(relationship), which is not in the ledger") }
-            objects[key]?.members[relationship, default: [:]][member] = try reader.json(Membership.self, Members.adds, "adds")
+            objects[key]?.members[relationship, default: [:]][member] = try reader.ledgerValue(Membership.self, Members.adds, "adds", binary: LedgerBinaryCoding.membership)
             return true
         }
         var ledger = Ledger()
@@ -64,16 +64,16 @@ enum LedgerRows {
         let reader = EventStoreRowReader(row: row, table: Objects.name, key: rowKey, path: path)
         guard try reader.optionalBytes(Objects.incarnations, "incarnations") != nil else { return nil }
         var object = LedgerObject(key: key)
-        object.incarnations = try reader.json([Incarnation].self, Objects.incarnations, "incarnations")
-        object.fuses = try reader.json([LedgerObject.Fuse].self, Objects.fuses, "fuses")
+        object.incarnations = try reader.ledgerValue([Incarnation].self, Objects.incarnations, "incarnations", binary: LedgerBinaryCoding.incarnations)
+        object.fuses = try reader.ledgerValue([LedgerObject.Fuse].self, Objects.fuses, "fuses", binary: LedgerBinaryCoding.fuses)
         let owner: [Value] = [.string(key.entity), .string(key.globalID)]
         for (registerKey, register) in try snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
             let reader = EventStoreRowReader(row: register, table: Registers.name, key: registerKey, path: path)
             let property = try reader.string(Registers.property, "property")
             if try reader.bool(Registers.isToOne, "isToOne") {
-                object.toOnes[property] = try reader.json(Register<ObjectKey?>.self, Registers.candidates, "candidates")
+                object.toOnes[property] = try reader.ledgerValue(Register<ObjectKey?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.keyRegister)
             } else {
-                object.attributes[property] = try reader.json(Register<SyncValue?>.self, Registers.candidates, "candidates")
+                object.attributes[property] = try reader.ledgerValue(Register<SyncValue?>.self, Registers.candidates, "candidates", binary: LedgerBinaryCoding.valueRegister)
             }
         }
         for (memberKey, member) in try snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
@@ -81,7 +81,7 @@ enum LedgerRows {
             let relationship = try reader.string(Members.relationship, "relationship")
             let memberObject = ObjectKey(try reader.string(Members.memberEntity, "memberEntity"),
                                          try reader.string(Members.memberGID, "memberGID"))
-            object.members[relationship, default: [:]][memberObject] = try reader.json(Membership.self, Members.adds, "adds")
+            object.members[relationship, default: [:]][memberObject] = try reader.ledgerValue(Membership.self, Members.adds, "adds", binary: LedgerBinaryCoding.membership)
         }
         return object
     }
@@ -110,33 +110,75 @@ enum LedgerRows {
     }
 
     /// Replaces the stored rows of `object`'s key by `object`, keeping its local key.
-    /// - Throws: `EventStoreError.unencodable`; `StorageError` from the engine.
+    ///
+    /// Rows whose bytes are unchanged are left alone, changed ones updated in place, and only rows that
+    /// appear or disappear are inserted or deleted: a merge or capture usually changes one register of
+    /// an object, and rewriting all of them cost more than everything else the step wrote.
+    /// - Throws: `StorageError` from the engine.
     static func write(_ object: LedgerObject, in tx: WriteTransaction, path: String) throws {
         let key = object.key
-        let incarnations = try encode(object.incarnations, "the incarnations of \(key)", path)
-        let fuses = try encode(object.fuses, "the fuses of \(key)", path)
+        let incarnations = Value.bytes(LedgerBinaryCoding.encode(object.incarnations))
+        let fuses = Value.bytes(LedgerBinaryCoding.encode(object.fuses))
         try upsertObjectRow(key, in: tx) { values in
-            values[Objects.incarnations] = .bytes(incarnations)
-            values[Objects.fuses] = .bytes(fuses)
+            values[Objects.incarnations] = incarnations
+            values[Objects.fuses] = fuses
         }
-        try deleteProperties(of: key, in: tx)
-        // Sorted, so that one ledger always gives the same row keys: a store's files then depend only on
-        // what was written.
-        for (property, register) in object.attributes.sorted(by: { $0.key < $1.key }) {
-            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(false), .string(property),
-                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
-        }
-        for (property, register) in object.toOnes.sorted(by: { $0.key < $1.key }) {
-            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(true), .string(property),
-                               .bytes(try encode(register, "\(key).\(property)", path))], into: Registers.name)
-        }
-        for (relationship, members) in object.members.sorted(by: { $0.key < $1.key }) {
-            for (member, membership) in members.sorted(by: { $0.key < $1.key }) {
-                _ = try tx.insert([.string(key.entity), .string(key.globalID), .string(relationship), .string(member.entity),
-                                   .string(member.globalID), .bytes(try encode(membership, "\(key).\(relationship) \(member)", path))],
-                                  into: Members.name)
+        let owner: [Value] = [.string(key.entity), .string(key.globalID)]
+
+        var registers: [RegisterSlot: [UInt8]] = [:]
+        for (property, register) in object.attributes { registers[RegisterSlot(isToOne: false, property: property)] = LedgerBinaryCoding.encode(register) }
+        for (property, register) in object.toOnes { registers[RegisterSlot(isToOne: true, property: property)] = LedgerBinaryCoding.encode(register) }
+        for (rowKey, row) in try tx.snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
+            guard case let .bool(isToOne) = row[Registers.isToOne], case let .string(property) = row[Registers.property],
+                  let bytes = registers.removeValue(forKey: RegisterSlot(isToOne: isToOne, property: property)) else {
+                try tx.delete(from: Registers.name, key: rowKey)
+                continue
+            }
+            if row[Registers.candidates] != .bytes(bytes) {
+                var values = row.values
+                values[Registers.candidates] = .bytes(bytes)
+                try tx.update(Row(values), in: Registers.name, key: rowKey)
             }
         }
+        // New rows in sorted order, so that one ledger written from scratch always gives the same row keys.
+        for (slot, bytes) in registers.sorted(by: { ($0.key.isToOne ? 1 : 0, $0.key.property) < ($1.key.isToOne ? 1 : 0, $1.key.property) }) {
+            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(slot.isToOne), .string(slot.property), .bytes(bytes)],
+                              into: Registers.name)
+        }
+
+        var members: [MemberSlot: [UInt8]] = [:]
+        for (relationship, memberships) in object.members {
+            for (member, membership) in memberships {
+                members[MemberSlot(relationship: relationship, member: member)] = LedgerBinaryCoding.encode(membership)
+            }
+        }
+        for (rowKey, row) in try tx.snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
+            guard case let .string(relationship) = row[Members.relationship], case let .string(memberEntity) = row[Members.memberEntity],
+                  case let .string(memberGID) = row[Members.memberGID],
+                  let bytes = members.removeValue(forKey: MemberSlot(relationship: relationship, member: ObjectKey(memberEntity, memberGID))) else {
+                try tx.delete(from: Members.name, key: rowKey)
+                continue
+            }
+            if row[Members.adds] != .bytes(bytes) {
+                var values = row.values
+                values[Members.adds] = .bytes(bytes)
+                try tx.update(Row(values), in: Members.name, key: rowKey)
+            }
+        }
+        for (slot, bytes) in members.sorted(by: { ($0.key.relationship, $0.key.member) < ($1.key.relationship, $1.key.member) }) {
+            _ = try tx.insert([.string(key.entity), .string(key.globalID), .string(slot.relationship), .string(slot.member.entity),
+                               .string(slot.member.globalID), .bytes(bytes)], into: Members.name)
+        }
+    }
+
+    private struct RegisterSlot: Hashable {
+        var isToOne: Bool
+        var property: String
+    }
+
+    private struct MemberSlot: Hashable {
+        var relationship: String
+        var member: ObjectKey
     }
 
     /// Takes `key` out of the ledger, keeping its local key.
@@ -171,7 +213,7 @@ enum LedgerRows {
             // A row written by an older version may be shorter; missing columns read as null.
             while values.count < Objects.schema.columns.count { values.append(.null) }
             change(&values)
-            try tx.update(Row(values), in: Objects.name, key: rowKey)
+            if values != row.values { try tx.update(Row(values), in: Objects.name, key: rowKey) }
         } else {
             var values: [Value] = [.string(key.entity), .string(key.globalID)]
                 + Array(repeating: .null, count: Objects.schema.columns.count - 2)
@@ -192,12 +234,6 @@ enum LedgerRows {
         }
         for rowKey in try tx.snapshot.queryKeys(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
             try tx.delete(from: Members.name, key: rowKey)
-        }
-    }
-
-    private static func encode(_ value: some Encodable, _ what: String, _ path: String) throws(EventStoreError) -> [UInt8] {
-        do { return Array(try EventPayloadCoding.encode(value)) } catch {
-            throw .unencodable(path: path, what: what, reason: "\(error)")
         }
     }
 }

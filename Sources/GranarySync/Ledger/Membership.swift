@@ -11,6 +11,11 @@ struct Membership: Hashable, Sendable, Codable {
 
     private(set) var adds: [Add] = []
 
+    init() {}
+
+    /// A membership holding `adds` as they are, already in position order (read back from storage).
+    init(adds: [Add]) { self.adds = adds }
+
     var isEmpty: Bool { adds.isEmpty }
 
     mutating func add(_ add: Add) {

@@ -12,6 +12,11 @@ struct Register<Value: Hashable & Sendable & Codable>: Hashable, Sendable, Codab
 
     private(set) var candidates: [Write] = []
 
+    init() {}
+
+    /// A register holding `candidates` as they are, already in position order (read back from storage).
+    init(candidates: [Write]) { self.candidates = candidates }
+
     mutating func record(_ value: Value, by op: EventMeta) {
         guard !candidates.contains(where: { $0.op.id == op.id }) else { return }
         candidates.removeAll { $0.op.happensBefore(op) }

@@ -101,6 +101,7 @@ extension EventStore {
                     throw EventStoreError.staleLocalEvent(path: self.directory.path, id: event.id, nextRevision: state.nextRevision)
                 }
                 _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+                try self.noteStored(event, in: tx)
                 state.nextRevision += 1
                 state.maxGlobalCount = event.meta.globalCount
                 state.integrated[state.storeID] = event.id.revision

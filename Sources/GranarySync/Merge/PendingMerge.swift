@@ -22,7 +22,7 @@ struct PendingMerge: Hashable, Sendable, Codable {
     /// revision order.
     var localEvents: [Event] = []
     /// The ledger objects the merge changed, whole.
-    var ledgerObjects: [LedgerObject] = []
+    @BinaryLedgerObjects var ledgerObjects: [LedgerObject] = []
     /// Keys whose rows the merge deleted or gave to another key of their fuse group: their local key is
     /// cleared before `mapped` is written, so a row moved to a fuse survivor never has two keys.
     var unmapped: [ObjectKey] = []
@@ -41,3 +41,32 @@ struct PendingMerge: Hashable, Sendable, Codable {
 }
 
 extension LeechState: Codable {}
+
+/// Ledger objects kept in a pending record in `LedgerBinaryCoding`'s form (as base64 in the record's
+/// JSON): a seed or a large merge changes every object, and their JSON cost as much as the merge's save.
+@propertyWrapper
+struct BinaryLedgerObjects: Hashable, Sendable, Codable {
+    var wrappedValue: [LedgerObject]
+
+    init(wrappedValue: [LedgerObject]) { self.wrappedValue = wrappedValue }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Data(LedgerBinaryCoding.encode(wrappedValue)))
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Records written before the binary form hold the objects as a JSON array.
+        if let objects = try? container.decode([LedgerObject].self) {
+            wrappedValue = objects
+            return
+        }
+        let bytes = try container.decode(Data.self)
+        do {
+            wrappedValue = try LedgerBinaryCoding.objects(bytes)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "the ledger objects \(error)")
+        }
+    }
+}

@@ -72,13 +72,15 @@ final class Downloader: Sendable {
         handled.withLock { $0?.formUnion(ownNames) }
 
         var pendingEvents: [Event] = []
+        var pendingPayloads: [EventID: Data] = [:]
         var pendingFiles: [RemoteFileRecord] = []
         func commit() throws(SyncError) {
             guard !pendingFiles.isEmpty else { return }
-            do { report.imported += try eventStore.importDownloaded(pendingEvents, files: pendingFiles) } catch { throw SyncError(error) }
+            do { report.imported += try eventStore.importDownloaded(pendingEvents, payloads: pendingPayloads, files: pendingFiles) } catch { throw SyncError(error) }
             let names = pendingFiles.map(\.name)
             handled.withLock { $0?.formUnion(names) }
             pendingEvents = []
+            pendingPayloads = [:]
             pendingFiles = []
         }
 
@@ -106,7 +108,11 @@ final class Downloader: Sendable {
             }
             if vanished { continue }
             let event: Event
-            do { event = try EventFileParts.event(from: files) } catch {
+            do {
+                let read = try EventFileParts.eventAndPayload(from: files)
+                event = read.event
+                pendingPayloads[event.id] = read.payload
+            } catch {
                 report.diagnostics.append(.damagedFile(name: first, reason: error.description))
                 continue
             }

@@ -27,6 +27,13 @@ enum EventFileParts {
     ///   is missing, or whose joined payload does not decode to the event its names promise (a file
     ///   whose content contradicts its name is as damaged as one with a bad checksum).
     static func event(from parts: [(name: CloudFileName, bytes: Data)]) throws(EventFileError) -> Event {
+        try eventAndPayload(from: parts).event
+    }
+
+    /// The event in the files `parts`, as `event(from:)` reads it, with its joined payload: what the
+    /// event store keeps for it, so that it need not be encoded again.
+    /// - Throws: what `event(from:)` throws.
+    static func eventAndPayload(from parts: [(name: CloudFileName, bytes: Data)]) throws(EventFileError) -> (event: Event, payload: Data) {
         guard let first = parts.first, case let .event(count, store, revision, firstPart) = first.name else {
             throw .invalidFileName(parts.first?.name.fileName ?? "", reason: "not an event file name")
         }
@@ -55,6 +62,6 @@ enum EventFileParts {
             throw .malformedPayload(name: first.name.fileName, path: ".meta",
                                     reason: "holds event \(event.id) at count \(event.meta.globalCount), not the one its name gives")
         }
-        return event
+        return (event, payload)
     }
 }

@@ -72,15 +72,21 @@ extension EventStore {
     /// Stores `events` as downloaded (those not held yet; M6), raises `maxGlobalCount` to the largest
     /// count among them (M2), and records `files` in `remoteFile`, all in one commit. Returns the IDs of
     /// the events that were new.
+    ///
+    /// An event's row keeps the payload it arrived with when `payloads` has it (a downloaded event is
+    /// never exported again, so its bytes need not be this device's encoding), and the events stay in
+    /// memory for the merge's readiness check (`events(withStatus:)`): each was decoded once already.
     /// - Throws: `EventStoreError.unencodable`, `.storage`, `.damaged`.
-    func importDownloaded(_ events: [Event], files: [RemoteFileRecord], at date: Date = Date()) throws(EventStoreError) -> [EventID] {
+    func importDownloaded(_ events: [Event], payloads: [EventID: Data] = [:], files: [RemoteFileRecord],
+                          at date: Date = Date()) throws(EventStoreError) -> [EventID] {
         var rows: [(Event, Row)] = []
-        for event in events { rows.append((event, try eventRow(event, status: .downloaded))) }
-        return try write("import \(events.count) downloaded events") { tx in
+        for event in events { rows.append((event, try eventRow(event, status: .downloaded, payload: payloads[event.id]))) }
+        let imported = try write("import \(events.count) downloaded events") { tx in
             var state = try Self.state(in: tx.snapshot, path: self.path)
             var imported: [EventID] = []
             for (event, row) in rows where try Self.eventKey(event.id, in: tx.snapshot) == nil {
                 _ = try tx.insert(row, into: EventStoreSchema.Event.name)
+                try self.noteStored(event, in: tx)
                 state.maxGlobalCount = max(state.maxGlobalCount, event.meta.globalCount)
                 imported.append(event.id)
             }
@@ -94,6 +100,11 @@ extension EventStore {
             if !imported.isEmpty { try self.writeState(state, in: tx) }
             return imported
         }
+        let importedIDs = Set(imported)
+        recentDownloads.withLock { recent in
+            for event in events where importedIDs.contains(event.id) { recent[event.id] = event }
+        }
+        return imported
     }
 
     /// Removes `names` from `remoteFile` in one commit (names no longer listed: a file removed after a

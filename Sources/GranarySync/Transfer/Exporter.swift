@@ -139,16 +139,23 @@ final class Exporter: Sendable {
             return interval > 0 && runs % interval == 0
         }
         let verified = verifiedSizes.withLock { $0 }
+        // One event's files at a time: the parts of a large event are listed together, and its payload
+        // is read and cut once for all of them.
+        var current: (revision: Int64, files: [(name: CloudFileName, bytes: Data)])?
         for (name, text) in zip(snapshot.events, snapshot.eventFileNames) {
             guard case let .event(_, writer, revision, _) = name, writer == store, let listed = snapshot.sizes[text],
                   checksContents || verified[text] != listed else { continue }
-            let stored: (event: StoredEventPayload, status: EventStatus)?
-            do { stored = try eventStore.storedPayload(of: EventID(store: store, revision: revision)) } catch { throw SyncError(error) }
-            // Unexported events were handled by the export above; unknown ones are the collision check's.
-            guard let stored, stored.status == .exported else { continue }
-            let files = EventFileParts.files(id: stored.event.id, globalCount: stored.event.globalCount,
-                                             payload: stored.event.payload, partPayloadLimit: partPayloadLimit)
-            guard let file = files.first(where: { $0.name == name }) else { continue }
+            if current?.revision != revision {
+                let stored: (event: StoredEventPayload, status: EventStatus)?
+                do { stored = try eventStore.storedPayload(of: EventID(store: store, revision: revision)) } catch { throw SyncError(error) }
+                // Unexported events were handled by the export above; unknown ones are the collision check's.
+                let files = stored.flatMap { stored in
+                    stored.status == .exported ? EventFileParts.files(id: stored.event.id, globalCount: stored.event.globalCount,
+                                                                      payload: stored.event.payload, partPayloadLimit: partPayloadLimit) : nil
+                }
+                current = (revision, files ?? [])
+            }
+            guard let file = current?.files.first(where: { $0.name == name }) else { continue }
             if checksContents || Int64(file.bytes.count) != listed {
                 let remote: Data?
                 do { remote = try await transit.fetch(layout.path(for: name), name: text, from: fileSystem) } catch .notFound {
@@ -184,6 +191,7 @@ final class Exporter: Sendable {
             if let remote {
                 if remote == bytes {
                     report.alreadyPresent.append(name.fileName)
+                    verifiedSizes.withLock { $0[name.fileName] = Int64(bytes.count) }
                     return
                 }
                 // A whole file of ours with other contents: someone else writes under our identity. A
@@ -196,6 +204,8 @@ final class Exporter: Sendable {
         }
         try await upload(bytes, name: name)
         report.uploaded.append(name.fileName)
+        // Just written whole: the next listings need not check it again until the next content check.
+        verifiedSizes.withLock { $0[name.fileName] = Int64(bytes.count) }
     }
 
     private func register(_ store: StoreID, snapshot: CloudSnapshot) async throws(SyncError) {
