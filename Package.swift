@@ -45,7 +45,7 @@ let package = Package(
         ),
         // Sync between stores through any cloud file system (Ensembles' feature set): events exchanged as
         // immutable files, framed with GranaryStorage's checksum and compressor.
-        .target(name: "GranarySync", dependencies: ["Granary", "GranaryStorage"]),
+        .target(name: "GranarySync", dependencies: ["Granary", "GranaryStorage", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "granary",
             dependencies: [

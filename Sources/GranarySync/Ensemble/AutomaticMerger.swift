@@ -63,6 +63,7 @@ final class AutomaticMerger: Sendable {
                     failures += 1
                     let backoff = Self.retryDelay(after: failures, retryable: error.isRetryable)
                     retryAt = ContinuousClock.now + backoff
+                    ensemble.log(.warning, "automatic merge failed (\(error)); next try in \(backoff)")
                     ensemble.delegate?.persistentStoreEnsemble(ensemble, didFailToMergeAutomaticallyWith: error)
                 }
                 seenToken = captured()

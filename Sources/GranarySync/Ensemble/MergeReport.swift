@@ -22,3 +22,18 @@ public struct MergeReport: Sendable, Hashable {
 
     public init() {}
 }
+
+extension MergeReport: CustomStringConvertible {
+    /// One line of counts, as the log shows each merge.
+    public var description: String {
+        var parts = [capturedLocalChanges ? "local changes recorded" : "no local changes",
+                     "\(downloadedEvents) downloaded", "\(integratedEvents) integrated"]
+        if waitingEvents > 0 { parts.append("\(waitingEvents) waiting") }
+        parts.append("\(exportedEvents) exported")
+        if !changes.isEmpty {
+            parts.append("\(changes.inserted.count) inserted, \(changes.updated.count) updated, \(changes.deleted.count) deleted")
+        }
+        if !diagnostics.isEmpty { parts.append("\(diagnostics.count) files left for later") }
+        return parts.joined(separator: ", ")
+    }
+}

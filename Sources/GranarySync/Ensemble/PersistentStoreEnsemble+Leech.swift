@@ -21,9 +21,11 @@ extension PersistentStoreEnsemble {
             do throws(SyncError) {
                 pipeline = try await seed(policy: seedPolicy)
             } catch {
+                log(.error, "leech failed: \(error)")
                 setStatus(.notLeeched)
                 throw error
             }
+            log(.trace, "leeched the store")
             setStatus(.idle)
             automaticMerger.start(self, policy: configuration.automaticMerging)
             // Leeched from here; the upload may fail (offline) and is then done by the next merge, which

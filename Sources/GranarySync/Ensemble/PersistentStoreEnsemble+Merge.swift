@@ -19,10 +19,13 @@ extension PersistentStoreEnsemble {
         try await queue.run { () async throws(SyncError) -> MergeReport in
             let pipeline = try leechedPipeline()
             setStatus(.busy)
+            let started = ContinuousClock.now
             do throws(SyncError) {
                 let report = try await runMerge(pipeline, options: options)
+                log(.trace, "merged in \(SyncLog.milliseconds(since: started)): \(report)")
                 return report
             } catch {
+                log(.error, "merge failed after \(SyncLog.milliseconds(since: started)): \(error)")
                 if isLeeched { setStatus(.idle) }
                 throw error
             }
@@ -39,8 +42,15 @@ extension PersistentStoreEnsemble {
         case let .forcedDeleech(reason): throw forceDeleech(reason)
         }
 
+        var step = ContinuousClock.now
+        func stepDone(_ what: @autoclosure () -> String) {
+            log(.verbose, "\(what()) in \(SyncLog.milliseconds(since: step))")
+            step = ContinuousClock.now
+        }
+        stepDone("recovered and checked the cloud")
         let recorder = try changeRecorder(eventStore)
         report.capturedLocalChanges = try recorder.capture() != nil
+        stepDone(report.capturedLocalChanges ? "recorded local changes" : "found no local changes")
         // M8 on one device: new objects repeating a live object's global ID are folded into it, as the
         // event just captured already says.
         report.changes = try LocalDuplicateMerger.merge(recorder.localDuplicates, coordinator: coordinator)
@@ -49,6 +59,8 @@ extension PersistentStoreEnsemble {
         let downloads = try await pipeline.downloader.download(snapshot)
         report.downloadedEvents = downloads.imported.count
         report.diagnostics = downloads.diagnostics.map(\.description)
+        for diagnostic in report.diagnostics { log(.warning, "\(diagnostic)") }
+        stepDone("listed the cloud and downloaded \(downloads.imported.count) events")
 
         // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness
         // is judged against what they bring (M32).
@@ -80,6 +92,7 @@ extension PersistentStoreEnsemble {
                 }
             }
         }
+        stepDone("integrated \(report.integratedEvents) events")
         if !report.changes.isEmpty { announce(report.changes) }
 
         do {
@@ -88,6 +101,7 @@ extension PersistentStoreEnsemble {
             if case .storeIdentityCollision = error { throw forceDeleech(error) }
             throw error
         }
+        stepDone("exported \(report.exportedEvents) events")
         if let integrationError { throw integrationError }
         // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase). A
         // listing unchanged since the last merge brings no new facts for the policy (any export of that
@@ -97,7 +111,11 @@ extension PersistentStoreEnsemble {
                                                           suppress: options.contains(.suppressRebase), snapshot: snapshot,
                                                           downloadDirectory: pipeline.transit.download)
         }
+        stepDone("checked whether to rebase")
         report.waitingEvents = waiting.count
+        for event in waiting {
+            log(.warning, "event \(event.id) waits: \(event.reason)")
+        }
         setStatus(Self.status(waiting: waiting))
         return report
     }

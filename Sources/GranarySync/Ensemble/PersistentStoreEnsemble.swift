@@ -185,6 +185,7 @@ public final class PersistentStoreEnsemble: Sendable {
                 try? await cloudFileSystem.removeItem(atPath: layout.path(for: .registration(store: storeID)))
             }
             try discard(eventStore)
+            log(.trace, "deleeched the store")
         }
     }
 
@@ -210,6 +211,7 @@ public final class PersistentStoreEnsemble: Sendable {
     /// The ensemble deleeches itself (the cloud's identity changed, the registration is gone, another
     /// device has this store's identity) and tells the delegate why, once.
     func forceDeleech(_ reason: SyncError) -> SyncError {
+        log(.error, "deleeched the store because \(reason)")
         if let pipeline = mutable.withLock({ $0.pipeline }) { try? discard(pipeline.eventStore) }
         delegate?.persistentStoreEnsemble(self, didDeleechWithError: reason)
         return reason

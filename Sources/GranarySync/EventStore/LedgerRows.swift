@@ -128,22 +128,12 @@ enum LedgerRows {
         var registers: [RegisterSlot: [UInt8]] = [:]
         for (property, register) in object.attributes { registers[RegisterSlot(isToOne: false, property: property)] = LedgerBinaryCoding.encode(register) }
         for (property, register) in object.toOnes { registers[RegisterSlot(isToOne: true, property: property)] = LedgerBinaryCoding.encode(register) }
-        for (rowKey, row) in try tx.snapshot.query(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner)) {
-            guard case let .bool(isToOne) = row[Registers.isToOne], case let .string(property) = row[Registers.property],
-                  let bytes = registers.removeValue(forKey: RegisterSlot(isToOne: isToOne, property: property)) else {
-                try tx.delete(from: Registers.name, key: rowKey)
-                continue
-            }
-            if row[Registers.candidates] != .bytes(bytes) {
-                var values = row.values
-                values[Registers.candidates] = .bytes(bytes)
-                try tx.update(Row(values), in: Registers.name, key: rowKey)
-            }
-        }
-        // New rows in sorted order, so that one ledger written from scratch always gives the same row keys.
-        for (slot, bytes) in registers.sorted(by: { ($0.key.isToOne ? 1 : 0, $0.key.property) < ($1.key.isToOne ? 1 : 0, $1.key.property) }) {
-            _ = try tx.insert([.string(key.entity), .string(key.globalID), .bool(slot.isToOne), .string(slot.property), .bytes(bytes)],
-                              into: Registers.name)
+        try reconcile(IndexQuery(table: Registers.name, index: Registers.byProperty, equal: owner), bytesColumn: Registers.candidates,
+                      with: registers, in: tx) { row -> RegisterSlot? in
+            guard case let .bool(isToOne) = row[Registers.isToOne], case let .string(property) = row[Registers.property] else { return nil }
+            return RegisterSlot(isToOne: isToOne, property: property)
+        } newRow: { slot, bytes in
+            [.string(key.entity), .string(key.globalID), .bool(slot.isToOne), .string(slot.property), .bytes(bytes)]
         }
 
         var members: [MemberSlot: [UInt8]] = [:]
@@ -152,33 +142,52 @@ enum LedgerRows {
                 members[MemberSlot(relationship: relationship, member: member)] = LedgerBinaryCoding.encode(membership)
             }
         }
-        for (rowKey, row) in try tx.snapshot.query(IndexQuery(table: Members.name, index: Members.byMember, equal: owner)) {
+        try reconcile(IndexQuery(table: Members.name, index: Members.byMember, equal: owner), bytesColumn: Members.adds,
+                      with: members, in: tx) { row -> MemberSlot? in
             guard case let .string(relationship) = row[Members.relationship], case let .string(memberEntity) = row[Members.memberEntity],
-                  case let .string(memberGID) = row[Members.memberGID],
-                  let bytes = members.removeValue(forKey: MemberSlot(relationship: relationship, member: ObjectKey(memberEntity, memberGID))) else {
-                try tx.delete(from: Members.name, key: rowKey)
+                  case let .string(memberGID) = row[Members.memberGID] else { return nil }
+            return MemberSlot(relationship: relationship, member: ObjectKey(memberEntity, memberGID))
+        } newRow: { slot, bytes in
+            [.string(key.entity), .string(key.globalID), .string(slot.relationship), .string(slot.member.entity),
+             .string(slot.member.globalID), .bytes(bytes)]
+        }
+    }
+
+    /// Makes the rows `query` finds hold `wanted` (slot → bytes of the value column): rows of slots not
+    /// wanted are deleted, changed bytes updated in place, and missing slots inserted in slot order, so
+    /// that one ledger written from scratch always gives the same row keys.
+    private static func reconcile<Slot: Hashable & Comparable>(_ query: IndexQuery, bytesColumn: Int, with wanted: [Slot: [UInt8]],
+                                                               in tx: WriteTransaction, slot: (Row) -> Slot?,
+                                                               newRow: (Slot, [UInt8]) -> [Value]) throws {
+        var missing = wanted
+        for (rowKey, row) in try tx.snapshot.query(query) {
+            guard let found = slot(row), let bytes = missing.removeValue(forKey: found) else {
+                try tx.delete(from: query.table, key: rowKey)
                 continue
             }
-            if row[Members.adds] != .bytes(bytes) {
+            if row[bytesColumn] != .bytes(bytes) {
                 var values = row.values
-                values[Members.adds] = .bytes(bytes)
-                try tx.update(Row(values), in: Members.name, key: rowKey)
+                values[bytesColumn] = .bytes(bytes)
+                try tx.update(Row(values), in: query.table, key: rowKey)
             }
         }
-        for (slot, bytes) in members.sorted(by: { ($0.key.relationship, $0.key.member) < ($1.key.relationship, $1.key.member) }) {
-            _ = try tx.insert([.string(key.entity), .string(key.globalID), .string(slot.relationship), .string(slot.member.entity),
-                               .string(slot.member.globalID), .bytes(bytes)], into: Members.name)
+        for (slot, bytes) in missing.sorted(by: { $0.key < $1.key }) {
+            _ = try tx.insert(Row(newRow(slot, bytes)), into: query.table)
         }
     }
 
-    private struct RegisterSlot: Hashable {
+    private struct RegisterSlot: Hashable, Comparable {
         var isToOne: Bool
         var property: String
+
+        static func < (a: Self, b: Self) -> Bool { (a.isToOne ? 1 : 0, a.property) < (b.isToOne ? 1 : 0, b.property) }
     }
 
-    private struct MemberSlot: Hashable {
+    private struct MemberSlot: Hashable, Comparable {
         var relationship: String
         var member: ObjectKey
+
+        static func < (a: Self, b: Self) -> Bool { (a.relationship, a.member) < (b.relationship, b.member) }
     }
 
     /// Takes `key` out of the ledger, keeping its local key.

@@ -147,6 +147,13 @@ struct MergeContextWriter {
             return object
         }
 
+        /// The row `key` is known to live in: decided by this run, else the ID map's; nil for a key to be
+        /// inserted or unknown.
+        func knownRow(of key: ObjectKey) -> Int64? {
+            if let decided = rows[key] { return decided }
+            return idMap[key]
+        }
+
         func fetch(_ entity: String, _ row: Int64) throws(SyncError) -> ManagedObject? {
             let escaped = entity.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? entity
             guard let uri = URL(string: "\(ManagedObjectID.uriScheme)://\(writer.store.identifier.uuidString)/\(escaped)/p\(row)"),
@@ -180,7 +187,17 @@ struct MergeContextWriter {
             }
             for name in shape.toOnes.keys.sorted() {
                 let target: ManagedObject?
-                if let key = projected.toOnes[name] ?? nil { target = try self.object(for: key) } else { target = nil }
+                if let key = projected.toOnes[name] ?? nil {
+                    // Already pointing at the target's row: done, without reading the target, whose row
+                    // (with its to-many of every object pointing at it) is the expensive part.
+                    if outcome.objects[key] == nil, let row = knownRow(of: key), let current = try get(object, name) as? ManagedObject,
+                       current.entity.name == key.entity, current.objectID.primaryKey == row {
+                        continue
+                    }
+                    target = try self.object(for: key)
+                } else {
+                    target = nil
+                }
                 if (try get(object, name) as? ManagedObject) === target { continue }
                 try set(object, name, target)
             }
