@@ -4,7 +4,8 @@ import Granary
 
 /// The ensemble crash child: one device of a synced pair, saving and merging through a shared folder
 /// until the parent kills it with SIGKILL — during a save, a capture, a download, the merge's store save
-/// or an upload, wherever the kill lands. Each committed save prints `saved <id>`; each merge prints
+/// or an upload (of an event or of a data file: every other note has a large value), wherever the kill
+/// lands. Each committed save prints `saved <id>`; each merge prints
 /// `merging` before it starts and `merged` after it returns. The parent then reopens the store, merges
 /// both devices until quiet and checks that every acknowledged save reached the other device once.
 ///
@@ -59,6 +60,8 @@ private func runEnsembleDevice(device: URL, folder: URL, seed: Int) async throws
             let note = ManagedObject(entity: model.entity(named: "Note")!, insertInto: context)
             try note.setValue(id, forKey: "uniqueIdentifier")
             try note.setValue("written by \(name)", forKey: "text")
+            // Every other note carries a value large enough to travel as a data file (M15).
+            if round % 2 == 0 { try note.setValue(ensembleCrashAttachment(for: id), forKey: "attachment") }
             if !notes.isEmpty {
                 try notes[next(notes.count)].setValue("edited by \(name) in round \(round)", forKey: "text")
             }
@@ -80,6 +83,13 @@ func ensembleCrashModel() throws -> ManagedObjectModel {
         Entity("Note") {
             Attribute("uniqueIdentifier", .string)
             Attribute("text", .string)
+            Attribute("attachment", .binaryData, optional: true)
         }
     }
+}
+
+/// The large value of note `id` (the test computes the same bytes to check what arrived).
+func ensembleCrashAttachment(for id: String) -> Data {
+    let text = Array(id.utf8)
+    return Data((0..<12_000).map { text[$0 % text.count] ^ UInt8(truncatingIfNeeded: $0) })
 }

@@ -3,8 +3,8 @@ import Granary
 @testable import GranarySync
 import Testing
 
-/// A device killed with SIGKILL during its leech, its merges and its uploads (a child process saving and
-/// merging through a shared folder, killed at random moments after it starts one), while the other device
+/// A device killed with SIGKILL during its leech, its merges and its uploads, data files included (a child
+/// process saving and merging through a shared folder, killed at random moments after it starts one), while the other device
 /// keeps working: after reopening and merging both until quiet, every save the killed device acknowledged
 /// is on the other device exactly once, and both hold the same notes.
 @Suite struct EnsembleCrashTests {
@@ -14,6 +14,7 @@ import Testing
             Entity("Note") {
                 Attribute("uniqueIdentifier", .string)
                 Attribute("text", .string)
+                Attribute("attachment", .binaryData, optional: true)
             }
         }
     }
@@ -26,6 +27,12 @@ import Testing
                                                    cloudFileSystem: LocalDirectoryFileSystem(rootDirectory: folder),
                                                    configuration: EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier"))
         return (coordinator, ensemble)
+    }
+
+    /// `ensembleCrashAttachment(for:)` of granary-crashtest.
+    static func attachment(for id: String) -> Data {
+        let text = Array(id.utf8)
+        return Data((0..<12_000).map { text[$0 % text.count] ^ UInt8(truncatingIfNeeded: $0) })
     }
 
     static func graph(_ coordinator: PersistentStoreCoordinator, _ model: ManagedObjectModel) throws -> SyncGraph {
@@ -94,5 +101,10 @@ import Testing
         #expect(missing.isEmpty, "seed \(seed): acknowledged on a, missing on b: \(missing.sorted()); kills after: \(killedDuring)")
         #expect((0..<10).allSatisfy { aGraph.nodes["Note/b-\($0)"] != nil })
         #expect(aGraph == bGraph, "seed \(seed): a:\n\(aGraph)\nb:\n\(bGraph)")
+        // Large values (data files) arrived whole: every other round's note carries one.
+        for id in acknowledged where (Int(id.split(separator: "-").last ?? "") ?? 1) % 2 == 0 {
+            #expect(bGraph.nodes["Note/\(id)"]?.attributes["attachment"] == "data:" + LargeValues.sha256(Self.attachment(for: id)),
+                    "seed \(seed): \(id)'s attachment")
+        }
     }
 }

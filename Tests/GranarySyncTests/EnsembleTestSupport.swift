@@ -23,12 +23,15 @@ final class SyncTag: ManagedObject {
     @Managed var notes: Set<SyncNote>
 }
 
-func syncNotesModel() throws -> ManagedObjectModel {
+/// The notes model; with `attachments`, notes also have an optional binaryData `attachment` (set through
+/// `setValue(_:forKey:)`), for histories with large values (M15).
+func syncNotesModel(attachments: Bool = false) throws -> ManagedObjectModel {
     try ManagedObjectModel(version: "1") {
         Entity("Note", as: SyncNote.self) {
             Attribute("uniqueIdentifier", .string)
             Attribute("text", .string, defaultValue: "")
             Attribute("stars", .integer64, defaultValue: 0)
+            if attachments { Attribute("attachment", .binaryData, optional: true) }
             Relationship("folder", to: "Folder", inverse: "notes", deleteRule: .nullify)
             Relationship("tags", toMany: "Tag", inverse: "notes", deleteRule: .nullify)
         }
@@ -200,7 +203,9 @@ struct SyncGraph: Equatable, CustomStringConvertible {
                 let id = "\(entity.name)/\(try Self.identifier(of: object))"
                 var node = Node()
                 for attribute in entity.attributesByName.values where !attribute.isTransient {
-                    node.attributes[attribute.name] = "\(try object.value(forKey: attribute.name) ?? "nil")"
+                    let value = try object.value(forKey: attribute.name)
+                    // Data by its content, not its length.
+                    node.attributes[attribute.name] = (value as? Data).map { "data:" + LargeValues.sha256($0) } ?? "\(value ?? "nil")"
                 }
                 for relationship in entity.relationshipsByName.values where !relationship.isTransient {
                     let value = try object.value(forKey: relationship.name)

@@ -3,8 +3,9 @@ import Testing
 @_spi(CrashTesting) @testable import GranarySync
 
 /// A child process records and exports events into a shared folder and is killed with SIGKILL at
-/// random moments — mid-upload, between an upload and its commit; after the next export every event is
-/// in the cloud exactly once, under its name, with the bytes of its stored payload (§12.4).
+/// random moments — mid-upload, between an upload and its commit, between a data file's upload and its
+/// event's; no event is ever in the cloud before its data files, and after the next export every event
+/// and data file is there exactly once, under its name, with the bytes of its stored payload (§12.4).
 @Suite struct ExportCrashTests {
     @Test func aKilledExportLosesNothingAndTheNextExportDuplicatesNothing() async throws {
         let scratch = try makeScratchDirectory()
@@ -44,6 +45,14 @@ import Testing
             #expect(unexported.allSatisfy { $0.id.revision > acknowledged.exported }, "round \(round): an acknowledged export was lost")
 
             let snapshot = try await CloudSnapshot.take(of: cloud, layout: layout)
+            // Data files go up before the events naming them (M15): whatever the kill interrupted, no
+            // event in the cloud names a file that is not there.
+            let listedData = Set(snapshot.data)
+            for name in snapshot.events {
+                let bytes = try Data(contentsOf: root.appendingPathComponent(layout.path(for: name)))
+                let missing = LargeValues.references(in: try EventFileParts.event(from: [(name, bytes)]).changes).subtracting(listedData)
+                #expect(missing.isEmpty, "round \(round): \(name) is in the cloud before its data files \(missing)")
+            }
             // An upload the kill separated from its commit: the file is there, the event not marked.
             if unexported.contains(where: { event in snapshot.events.contains { name in
                 if case let .event(_, _, revision, _) = name { revision == event.id.revision } else { false }
@@ -76,6 +85,17 @@ import Testing
             for (name, bytes) in expected {
                 #expect(try Data(contentsOf: root.appendingPathComponent(layout.eventsDirectory + "/" + name)) == bytes, "round \(round): \(name)")
             }
+            // One data file per even revision, holding its value; none that no event names.
+            let covers = Dictionary(uniqueKeysWithValues: exported.flatMap { event in
+                LargeValues.references(in: event.changes).map { ($0, event.id.revision) }
+            })
+            #expect(covers.count == Int(last / 2), "round \(round): \(covers.count) data files named")
+            let listedFiles = try await cloud.contentsOfDirectory(atPath: layout.dataDirectory).map(\.name)
+            #expect(Set(listedFiles) == Set(covers.keys.map(\.fileName)), "round \(round)")
+            for (name, revision) in covers {
+                let bytes = try Data(contentsOf: root.appendingPathComponent(layout.path(for: name)))
+                #expect(try LargeValues.value(inFile: bytes, name: name) == ExportCrashChild.cover(revision: revision), "round \(round): \(name)")
+            }
             let hidden = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(layout.eventsDirectory).path)
                 .filter { $0.hasPrefix(".") }
             #expect(hidden.isEmpty, "round \(round): abandoned uploads left: \(hidden)")
@@ -86,6 +106,7 @@ import Testing
         let peerDownloader = Downloader(fileSystem: cloud, layout: layout, eventStore: peer.store, transit: peer.transit)
         let report = try await peerDownloader.download(CloudSnapshot.take(of: cloud, layout: layout))
         #expect(report.imported.count == Int(previous))
+        #expect(report.storedDataFiles.count == Int(previous / 2))
         #expect(report.diagnostics.isEmpty)
         #expect(try peer.allEvents().count == Int(previous))
         // Not a requirement of each run, but the test is only meaningful if some kill hit the window.

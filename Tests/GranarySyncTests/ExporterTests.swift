@@ -181,6 +181,40 @@ import Testing
         for _ in 0..<3 { #expect(try await a.export().repaired.isEmpty) }
     }
 
+    /// M15: a data file is uploaded before its event; a copy damaged at its own size is found by the
+    /// periodic content check and replaced, and the peer then takes it.
+    @Test func dataFilesGoUpBeforeTheirEventAndTheContentCheckRepairsADamagedOne() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let cloud = MemoryFileSystem()
+        let a = try TransferDevice("a", in: scratch, fileSystem: cloud, contentCheckInterval: 3)
+        let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
+        try await a.leech()
+        try await b.leech()
+        let value = SplitMix(seed: 9).bytesOf(SyncConstants.inlineDataLimit + 1)
+        let meta = try a.store.nextLocalMeta()
+        let (changes, files) = LargeValues.extract([.insert(ObjectKey("Book", "b1"), ["cover": .data(value)])], writer: a.storeID)
+        try a.store.recordLocalEvent(Event(meta: meta, changes: changes), with: EventStoreStep(dataFiles: files))
+        let first = try await a.export()                       // export 1
+        let name = try #require(files.first?.name)
+        #expect(first.uploadedDataFiles == [name.fileName])
+        #expect(first.uploaded.count == 1)
+        #expect(try a.store.unexportedDataFiles().isEmpty)
+        let path = a.layout.path(for: name)
+        let whole = try #require(await cloud.snapshotFiles()[path])
+        #expect(await cloud.corrupt(path: path))
+        let refused = try await b.download()
+        #expect(refused.imported == [meta.id])
+        #expect(refused.storedDataFiles.isEmpty && refused.diagnostics.contains { $0.description.contains(name.fileName) })
+
+        #expect(try await a.export().repaired.isEmpty)         // export 2: the size is right
+        let third = try await a.export()                       // export 3: the content check
+        #expect(third.repaired == [name.fileName])
+        #expect(await cloud.snapshotFiles()[path] == whole)
+        #expect(try await b.download().storedDataFiles == [name])
+        #expect(try b.store.dataFileBytes(name) == value)
+    }
+
     @Test func theFirstExportOfAProcessRemovesAbandonedUploadsThenNotAgainWithinTheHour() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

@@ -139,4 +139,32 @@ import Testing
         #expect(try stack.storeGraph().objects[thing]?.attributes == values)
         try expectStoreMatchesLedger(stack)
     }
+
+    /// M15: a data file reference is written as the file's bytes; one the event store does not hold is a
+    /// typed error naming the attribute and the file, never a crash or a wrong value.
+    @Test func aDataFileReferenceIsWrittenAsItsBytes() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Thing") { Attribute("x", .binaryData, optional: true) }
+        }
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        var random = SplitMix(seed: 31)
+        let held = LargeValues.record(of: random.bytes(SyncConstants.inlineDataLimit + 1), writer: orderedStores[0])
+        let missing = LargeValues.record(of: random.bytes(SyncConstants.inlineDataLimit + 1), writer: orderedStores[0])
+        try stack.eventStore.storeDataFiles([held])
+        var a = LedgerTestDevice(store: orderedStores[0])
+        let thing = ObjectKey("Thing", "t1")
+        try stack.merge([a.record([.insert(thing, ["x": .dataFile(held.name)])])])
+        #expect(try stack.storeGraph().objects[thing]?.attributes["x"] == .some(.data(held.bytes)))
+
+        #expect {
+            try stack.merge([a.record([.update(thing, ["x": .dataFile(missing.name)])])])
+        } throws: { error in
+            guard case let SyncError.eventStore(message) = error else { return false }
+            return message.contains("Thing.x") && message.contains(missing.name.fileName)
+        }
+        #expect(try stack.storeGraph().objects[thing]?.attributes["x"] == .some(.data(held.bytes)))
+    }
 }

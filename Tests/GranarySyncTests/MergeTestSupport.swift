@@ -7,8 +7,10 @@ import Testing
 /// The library model of `libraryLedgerSchema` as a Granary model, with the knobs the merge tests turn:
 /// the delete rule of `Author.books`, whether `Book.author` is required, and whether author names are
 /// unique.
+/// The library model of the merge tests. `oneToOne: false` leaves out Person and Passport, whose
+/// one-to-one relationship makes every merge read the whole ledger.
 func libraryModel(authorBooksRule: DeleteRule = .nullify, bookAuthorRequired: Bool = false,
-                  uniqueAuthorName: Bool = false) throws -> ManagedObjectModel {
+                  uniqueAuthorName: Bool = false, oneToOne: Bool = true) throws -> ManagedObjectModel {
     try ManagedObjectModel(version: "1") {
         Entity("Author") {
             Attribute("name", .string, optional: true)
@@ -29,13 +31,15 @@ func libraryModel(authorBooksRule: DeleteRule = .nullify, bookAuthorRequired: Bo
             Attribute("label", .string, optional: true)
             Relationship("books", toMany: "Book", ordered: true)
         }
-        Entity("Person") {
-            Attribute("name", .string, optional: true)
-            Relationship("passport", to: "Passport", inverse: "holder")
-        }
-        Entity("Passport") {
-            Attribute("number", .string, optional: true)
-            Relationship("holder", to: "Person", inverse: "passport")
+        if oneToOne {
+            Entity("Person") {
+                Attribute("name", .string, optional: true)
+                Relationship("passport", to: "Passport", inverse: "holder")
+            }
+            Entity("Passport") {
+                Attribute("number", .string, optional: true)
+                Relationship("holder", to: "Person", inverse: "passport")
+            }
         }
     }
 }

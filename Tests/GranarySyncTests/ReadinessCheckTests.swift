@@ -32,6 +32,22 @@ import Testing
         #expect(result.alreadyIntegrated.isEmpty)
     }
 
+    /// M15: an event waits for its data files, and the events after it from its store wait for it.
+    @Test func anEventWhoseDataFileIsNotHeldWaitsAndSoDoesWhatFollowsIt() {
+        let file = CloudFileName.data(sha256: String(repeating: "ab", count: 32), store: Self.a)
+        var a1 = Self.event(Self.a, 1, count: 1)
+        a1.changes = [ObjectChange(key: ObjectKey("Document", "d"), kind: .insert, attributes: ["blob": .dataFile(file)])]
+        let a2 = Self.event(Self.a, 2, count: 2)
+        let b1 = Self.event(Self.b, 1, count: 3)
+        let waiting = ReadinessCheck.evaluate([a1, a2, b1], integrated: RevisionVector(), knownModelHashes: [], heldDataFiles: [])
+        #expect(waiting.ready.map(\.id) == [b1.id])
+        #expect(waiting.waiting == [.init(id: a1.id, reason: .missingDataFile(file)),
+                                    .init(id: a2.id, reason: .missingDependency(a1.id))])
+        let arrived = ReadinessCheck.evaluate([a1, a2, b1], integrated: RevisionVector(), knownModelHashes: [], heldDataFiles: [file])
+        #expect(arrived.ready.map(\.id) == [a1.id, a2.id, b1.id])
+        #expect(arrived.waiting.isEmpty)
+    }
+
     @Test func anEventOfAnUnknownModelWaitsAndSoDoesWhatDependsOnIt() {
         let a1 = Self.event(Self.a, 1, count: 1, model: "v2")
         let a2 = Self.event(Self.a, 2, count: 2, model: "v1")

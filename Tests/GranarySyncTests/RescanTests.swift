@@ -62,4 +62,34 @@ import Testing
         #expect(device.recorder.didRescan)
         #expect(try device.localEvents().count == 1)
     }
+
+    /// M15: the ledger holds a large value's data file name, the store its bytes; a rescan compares them
+    /// by content, so an unchanged value is no change and a changed one is a new data file.
+    @Test func aRescanComparesLargeValuesByContent() throws {
+        let device = try CaptureDevice()
+        var random = SplitMix(seed: 8)
+        let first = random.bytes(SyncConstants.inlineDataLimit + 1), second = random.bytes(SyncConstants.inlineDataLimit + 1)
+        try device.save { try device.insert("Sample", ["bytes": first], in: $0) }
+        let inserted = try #require(try device.recorder.capture())
+        let own = try device.eventStore.state().storeID
+        #expect(inserted.changes.first?.attributes["bytes"] == .some(.dataFile(.data(sha256: LargeValues.sha256(first), store: own))))
+        // Saves that change nothing synced, then purged (the newest transaction is never purged).
+        try device.save { try device.insert("Scratch", ["value": "x"], in: $0) }
+        try device.save { try device.insert("Scratch", ["value": "y"], in: $0) }
+        try Self.purgeHistory(device)
+        #expect(try device.recorder.capture() == nil)
+        #expect(device.recorder.didRescan)
+
+        try device.save { context in
+            let sample = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Sample")).first)
+            try sample.setValue(second, forKey: "bytes")
+        }
+        try device.save { try device.insert("Scratch", ["value": "z"], in: $0) }
+        try Self.purgeHistory(device)
+        let changed = try #require(try device.recorder.capture())
+        #expect(device.recorder.didRescan)
+        let name = CloudFileName.data(sha256: LargeValues.sha256(second), store: own)
+        #expect(changed.changes.map { $0.attributes["bytes"] } == [.some(.dataFile(name))])
+        #expect(try device.eventStore.dataFileBytes(name) == second)
+    }
 }

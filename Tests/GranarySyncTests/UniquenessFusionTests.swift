@@ -38,6 +38,29 @@ import Testing
 
     /// The store already holds B's Lem when A's arrives: the app's object stays (same row), now under the
     /// survivor's key, with both books; no second row is made and none is deleted.
+    /// A merge in a model with uniqueness constraints reads only the keys its events name, unless the
+    /// store holds another object with a touched object's values: then the whole ledger, and a fuse.
+    @Test func m22ConstrainedModelsReadTheWholeLedgerOnlyForAPossibleCollision() throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: try libraryModel(uniqueAuthorName: true, oneToOne: false), in: scratch)
+        defer { stack.close() }
+        var b = LedgerTestDevice(store: orderedStores[1])
+        try stack.merge([b.record([.insert(bc2, ["name": .string("Lem")])])])
+        // An edit that keeps the name, and a new author of another name: nothing can collide.
+        let edit = try stack.merge([b.record([.update(bc2, ["name": .string("Lem")]),
+                                              .insert(ObjectKey("Author", "c-01"), ["name": .string("Dick")])])])
+        #expect(edit.integrated.count == 1)
+        #expect(!edit.readWholeLedger)
+        // A's Lem, made before B's: the store's Lem is outside the slice, and is found.
+        var a = LedgerTestDevice(store: orderedStores[0])
+        let collision = try stack.merge([a.record([.insert(a7f, ["name": .string("Lem")])])])
+        #expect(collision.readWholeLedger)
+        #expect(collision.mergeEvent?.changes == [ObjectChange(key: bc2, kind: .fuse(survivor: a7f))])
+        #expect(try stack.storeGraph().objects.keys.filter { $0.entity == "Author" }.sorted() == [ObjectKey("Author", "c-01"), a7f].sorted())
+        try expectStoreMatchesLedger(stack)
+    }
+
     @Test func m22TheStoresObjectIsKeptWhenItsKeyLosesTheFuse() throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
@@ -88,8 +111,10 @@ import Testing
     /// Random histories (authors often share a name) merged in random causal chunks into a store whose
     /// author names are unique: every merge saves (no constraint conflict), the store is the ledger's
     /// projection after each, and no two authors of the store share a name.
-    @Test func m22RandomCollisionsAreAlwaysResolved() async throws {
-        let model = try libraryModel(uniqueAuthorName: true)
+    /// With and without a one-to-one in the model: merges of the first read the whole ledger, of the
+    /// second only the keys their events name, asking the store for collisions outside them.
+    @Test(arguments: [true, false]) func m22RandomCollisionsAreAlwaysResolved(oneToOne: Bool) async throws {
+        let model = try libraryModel(uniqueAuthorName: true, oneToOne: oneToOne)
         await propertyCheck(count: 20, input: Gen.int(in: 0...Int.max)) { seed in
             do { try Self.checkCollisions(seed: seed, model: model) } catch { Issue.record("seed \(seed): \(error)") }
         }
@@ -180,5 +205,31 @@ import Testing
         let outcome = try stack.merge([a.record([.insert(a7f, ["name": nil]), .insert(bc2, ["name": nil])])])
         #expect(outcome.mergeEvent?.changes.isEmpty == true)
         #expect(try stack.storeGraph().objects.count == 2)
+    }
+    /// M22 with M15: two devices' data files of the same bytes have different names, yet the values
+    /// collide; the objects are fused, and the store's constraint does not fail the save.
+    @Test func largeValuesCollideByContentWhoeverWroteTheirFiles() throws {
+        let model = try ManagedObjectModel(version: "1") {
+            Entity("Blob") {
+                Attribute("x", .binaryData, optional: true)
+                Unique("x")
+            }
+        }
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let stack = try MergeTestStack(model: model, in: scratch)
+        defer { stack.close() }
+        let bytes = SplitMix(seed: 41).bytesOf(SyncConstants.inlineDataLimit + 1)
+        let fromA = LargeValues.record(of: bytes, writer: orderedStores[0]), fromB = LargeValues.record(of: bytes, writer: orderedStores[1])
+        #expect(fromA.name != fromB.name)
+        try stack.eventStore.storeDataFiles([fromA, fromB])
+        var a = LedgerTestDevice(store: orderedStores[0]), b = LedgerTestDevice(store: orderedStores[1])
+        let first = ObjectKey("Blob", "1"), second = ObjectKey("Blob", "2")
+        let outcome = try stack.merge([a.record([.insert(first, ["x": .dataFile(fromA.name)])]),
+                                       b.record([.insert(second, ["x": .dataFile(fromB.name)])])])
+        #expect(outcome.mergeEvent?.changes == [ObjectChange(key: second, kind: .fuse(survivor: first))])
+        let graph = try stack.storeGraph()
+        #expect(graph.objects.keys.sorted() == [first])
+        #expect(graph.objects[first]?.attributes["x"] == .some(.data(bytes)))
     }
 }

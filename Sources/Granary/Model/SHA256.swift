@@ -1,8 +1,9 @@
 /// SHA-256 (FIPS 180-4), written out here so that the model's version hash needs no crypto package.
 ///
-/// Only the model layer uses it, for `ManagedObjectModel.versionHash` and the per-entity hashes; it is
-/// not a general-purpose or constant-time implementation and is not meant for secrets.
-struct SHA256 {
+/// The model layer uses it for `ManagedObjectModel.versionHash` and the per-entity hashes, and
+/// GranarySync (hence `package`) to name large values by their content; it is not a general-purpose or
+/// constant-time implementation and is not meant for secrets.
+package struct SHA256 {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
@@ -23,7 +24,7 @@ struct SHA256 {
     init() {}
 
     /// The 32-byte digest of `bytes`.
-    static func digest<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+    package static func digest<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
@@ -34,7 +35,7 @@ struct SHA256 {
         hex(digest(text.utf8))
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)

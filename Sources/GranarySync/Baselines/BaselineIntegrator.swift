@@ -13,10 +13,15 @@ struct BaselineIntegrator: Sendable {
     let eventStore: EventStore
     /// Where parts are downloaded to (`transit/download/`); must exist.
     let transitDirectory: URL
+    /// Fetches the data files a baseline's ledger names (M15); nil: not checked. A baseline whose files
+    /// are not all held afterwards is not joined (nor recorded), and is read again at the next merge.
+    var dataFiles: DataFileFetcher? = nil
 
     struct Result: Sendable {
         /// The baselines joined into the overlay, for the finalize step.
         var joined: [BaselineRecord] = []
+        /// The baselines found covered by what is integrated already, recorded as seen.
+        var seen: [BaselineRecord] = []
         /// The same baselines whole, in the order joined: a merge that must start again from a newer
         /// ledger (after a retry's capture) joins them into it again, which `BaselineJoiner` makes
         /// idempotent.
@@ -31,6 +36,16 @@ struct BaselineIntegrator: Sendable {
         var incomplete: [String] = []
         /// Baselines listed but gone when downloaded (another device's rebase removed them), by stem.
         var vanished: [String] = []
+        /// Baselines left for a later merge because data files their ledger names have not arrived
+        /// whole, by stem.
+        var missingDataFiles: [String: Set<CloudFileName>] = [:]
+
+        /// What the merge reports of the baselines left for later because of their data files.
+        var diagnostics: [String] {
+            missingDataFiles.sorted { $0.key < $1.key }.map { stem, names in
+                "baseline \(stem) waits for data files \(names.map(\.fileName).sorted().joined(separator: ", "))"
+            }
+        }
     }
 
     /// Joins into `overlay` (the fold of the events ≤ `integrated`) every baseline of `names` (a listing
@@ -93,6 +108,15 @@ struct BaselineIntegrator: Sendable {
                 guard baseline.vector[state.storeID] < state.nextRevision else {
                     throw SyncError.storeIdentityCollision(storeID: state.storeID.description)
                 }
+                if let dataFiles {
+                    var names = Set<CloudFileName>()
+                    for object in baseline.ledger.objects.values { names.formUnion(LargeValues.references(in: object)) }
+                    let fetched = try await dataFiles.fetch(names)
+                    guard fetched.missing.isEmpty else {
+                        result.missingDataFiles[candidate.stem] = fetched.missing
+                        continue
+                    }
+                }
                 result.integrated = result.integrated.joined(with: baseline.vector)
                 result.globalCount = max(result.globalCount, baseline.globalCount)
                 result.baselines.append(baseline)
@@ -110,6 +134,7 @@ struct BaselineIntegrator: Sendable {
             }
         }
         do { try eventStore.recordBaselines(seen) } catch { throw SyncError(error) }
+        result.seen = seen
         return result
     }
 

@@ -7,7 +7,9 @@ extension PersistentStoreEnsemble {
         let integrated: RevisionVector
         do { integrated = try pipeline.eventStore.state().integrated } catch { throw SyncError(error) }
         let integrator = BaselineIntegrator(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore,
-                                            transitDirectory: pipeline.transit.download)
+                                            transitDirectory: pipeline.transit.download,
+                                            dataFiles: DataFileFetcher(fileSystem: cloudFileSystem, layout: layout,
+                                                                       eventStore: pipeline.eventStore, transit: pipeline.transit))
         return try await integrator.fetch(snapshot.baselines, integrated: integrated)
     }
 
@@ -16,10 +18,28 @@ extension PersistentStoreEnsemble {
     func readiness(_ eventStore: EventStore, after baselines: BaselineIntegrator.Result) throws(SyncError) -> ReadinessCheck.Result {
         guard !baselines.joined.isEmpty else { return try ReadinessCheck.run(on: eventStore, knownModelHashes: knownModelHashes) }
         do {
-            return ReadinessCheck.evaluate(try eventStore.events(withStatus: .downloaded), integrated: baselines.integrated,
-                                           knownModelHashes: knownModelHashes)
+            let downloaded = try eventStore.events(withStatus: .downloaded)
+            return ReadinessCheck.evaluate(downloaded, integrated: baselines.integrated, knownModelHashes: knownModelHashes,
+                                           heldDataFiles: try ReadinessCheck.heldDataFiles(of: downloaded, in: eventStore))
         } catch {
             throw SyncError(error)
+        }
+    }
+
+    /// After a merge that found baselines it had not recorded (joined, or covered by what it had):
+    /// drops the data files only the events they cover named, so that a device that never rebases
+    /// itself does not keep every value it ever received. Best effort: a failure leaves the files for the
+    /// clean-up after the next baseline, and does not fail a merge that did its work.
+    func dropDataFilesCovered(by baselines: BaselineIntegrator.Result, pipeline: EnsemblePipeline) async {
+        let found = baselines.joined + baselines.seen
+        guard !found.isEmpty else { return }
+        let vector = found.reduce(RevisionVector()) { $0.joined(with: $1.summary.vector) }
+        do {
+            let outcome = try await DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore)
+                .clean(exceptEventsCoveredBy: vector)
+            log(.verbose, "dropped \(outcome.droppedRows.count) data files, removed \(outcome.removedFiles.count) of this store's from the cloud")
+        } catch {
+            log(.warning, "data files left after a baseline: \(error)")
         }
     }
 

@@ -6,7 +6,8 @@ import GranaryStorage
 ///
 /// 1. write the baseline's parts (each upload atomic) and check that the listing shows all of them;
 /// 2. commit `state.baselineID` and mark the events the cutoff covers (one event-store commit);
-/// 3. remove the covered events and the baselines the new one dominates.
+/// 3. remove the covered events and the baselines the new one dominates;
+/// 4. remove this store's data files nothing refers to any more (`DataFileCleaner`).
 ///
 /// Removal comes only after the baseline is visible, so no device can miss both the events and the
 /// baseline. A kill after step 1 leaves an extra baseline, equivalent to its events (M32): peers that
@@ -29,6 +30,8 @@ struct Rebaser: Sendable {
         var isVisible: Bool
         var removedEvents: [CloudFileName] = []
         var removedBaselines: [CloudFileName] = []
+        /// This store's data files removed from the cloud because nothing refers to them any more.
+        var removedDataFiles: [CloudFileName] = []
     }
 
     /// Rebases: a baseline of the stored ledger, with vector `state.integrated` and the largest
@@ -79,6 +82,10 @@ struct Rebaser: Sendable {
         (outcome.removedEvents, outcome.removedBaselines) = try await removeCovered(
             eventNames: eventNames, baselineNames: baselineNames.filter { BaselineSummary.stem(of: $0) != summary.stem },
             cutoff: cutoff, dominatedBy: summary.vector)
+
+        // 4. The data files only the covered events named.
+        outcome.removedDataFiles = try await DataFileCleaner(fileSystem: fileSystem, layout: layout, eventStore: eventStore)
+            .clean().removedFiles
         return outcome
     }
 

@@ -123,6 +123,8 @@ final class LocalChangeRecorder {
         }
         let meta: EventMeta
         do { meta = try eventStore.nextLocalMeta() } catch { throw SyncError(error) }
+        // Large values become data files here, before the ledger sees them, so that registers hold names.
+        let (changes, dataFiles) = LargeValues.extract(changes, writer: meta.id.store)
         let event = Event(meta: meta, timestamp: Date(), changes: changes)
         var updated = ledger
         // The newest position: the event wins everything it touches, as the store already shows.
@@ -130,7 +132,7 @@ final class LocalChangeRecorder {
         let changed = updated.objects.values.filter { ledger.object($0.key) != $0 }
         do {
             try eventStore.recordLocalEvent(event, with: EventStoreStep(ledgerObjects: changed, localKeys: localKeys,
-                                                                        historyToken: token))
+                                                                        historyToken: token, dataFiles: dataFiles))
         } catch { throw SyncError(error) }
         return event
     }

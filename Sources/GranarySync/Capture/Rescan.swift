@@ -117,7 +117,7 @@ final class Rescan {
         for name in shape.attributes {
             guard let attribute = object.entity.attributesByName[name] else { continue }
             let value = try AttributeValueReader.value(of: attribute, in: object)
-            if let projected, let known = projected.attributes[name], known == value { continue }
+            if let projected, let known = projected.attributes[name], LargeValues.isSameValue(known, value) { continue }
             change.attributes[name] = .some(value)
         }
         for name in shape.toOnes.keys {

@@ -47,8 +47,9 @@ final class SeedBuilder {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: history.coordinator)
         context.name = "granary.sync.seed"
         let reader = StoreObjectReader(context: context, store: history.store, eventStore: eventStore)
+        var seed: Seed
         do {
-            return try context.performAndWait { () throws(SyncError) -> Seed in
+            seed = try context.performAndWait { () throws(SyncError) -> Seed in
                 try self.build(reader: reader, overlay: overlay, policy: policy, token: token)
             }
         } catch let error as SyncError {
@@ -56,6 +57,17 @@ final class SeedBuilder {
         } catch {
             throw .storeRead("reading the store for the seed: \(error)")
         }
+        // The seed event is committed by the merge's finalize, which knows nothing of values; its data
+        // files are stored now, ahead of it (a file left unreferenced by a failed leech is dropped by the
+        // next clean-up).
+        do {
+            let (changes, files) = LargeValues.extract(seed.changes, writer: try eventStore.state().storeID)
+            try eventStore.storeDataFiles(files)
+            seed.changes = changes
+        } catch {
+            throw SyncError(error)
+        }
+        return seed
     }
 
     private func build(reader: StoreObjectReader, overlay: Ledger, policy: SeedPolicy,

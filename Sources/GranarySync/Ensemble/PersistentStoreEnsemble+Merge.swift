@@ -65,6 +65,7 @@ extension PersistentStoreEnsemble {
         // §9 step 6: baselines not yet covered are joined by the integration, before the events; readiness
         // is judged against what they bring (M32).
         let baselines = try await fetchBaselines(snapshot, pipeline: pipeline)
+        report.diagnostics += baselines.diagnostics
         var integrationError: SyncError?
         let readiness = try self.readiness(eventStore, after: baselines)
         var waiting = readiness.waiting
@@ -103,6 +104,7 @@ extension PersistentStoreEnsemble {
         }
         stepDone("exported \(report.exportedEvents) events")
         if let integrationError { throw integrationError }
+        await dropDataFilesCovered(by: baselines, pipeline: pipeline)
         // §9 step 9, on the listing taken before this merge's exports (they wait for the next rebase). A
         // listing unchanged since the last merge brings no new facts for the policy (any export of that
         // merge shows in this listing), so the check, which reads the event table, is skipped.
@@ -126,6 +128,10 @@ extension PersistentStoreEnsemble {
             if case let .unknownModel(hash) = waiting.reason { return hash } else { return nil }
         })
         if !hashes.isEmpty { return .waitingForModelVersion(hashes: hashes.sorted()) }
+        let files = Set(waiting.compactMap { waiting -> String? in
+            if case let .missingDataFile(name) = waiting.reason { return name.fileName } else { return nil }
+        })
+        if !files.isEmpty { return .waitingForDataFiles(names: files.sorted()) }
         return waiting.isEmpty ? .idle : .waitingForEvents(count: waiting.count)
     }
 

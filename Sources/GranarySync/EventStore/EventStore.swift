@@ -46,6 +46,7 @@ final class EventStore: Sendable {
         } else {
             try checkVersion(snapshot.metadata.schemaVersion, path: path)
             _ = try store.state()
+            try store.addDataFileTableIfMissing()
         }
         return store
     }
@@ -327,6 +328,7 @@ final class EventStore: Sendable {
         for (key, localKey) in step.localKeys.sorted(by: { $0.key < $1.key }) {
             try LedgerRows.upsertObjectRow(key, in: tx) { $0[EventStoreSchema.Object.localKey] = .int(localKey) }
         }
+        try writeDataFiles(step.dataFiles, in: tx)
         if let token = step.historyToken { state.historyToken = token }
         if let leechState = step.leechState { state.leechState = leechState }
         try applyBaselines(step, to: &state, in: tx)

@@ -20,14 +20,19 @@ struct EventStoreStep: Sendable {
     /// Baselines joined into the ledger: the integrated vector and global count rise to theirs, and the
     /// downloaded events they cover become integrated (`EventStore.applyBaselines`).
     var joinedBaselines: [BaselineRecord] = []
+    /// The large values the step's event refers to (M15), stored with it so that no event is ever held
+    /// without its data files.
+    var dataFiles: [DataFileRecord] = []
 
     init(integrated: [EventID] = [], ledgerObjects: [LedgerObject] = [], localKeys: [ObjectKey: Int64] = [:],
-         historyToken: Data? = nil, leechState: LeechState? = nil, joinedBaselines: [BaselineRecord] = []) {
+         historyToken: Data? = nil, leechState: LeechState? = nil, joinedBaselines: [BaselineRecord] = [],
+         dataFiles: [DataFileRecord] = []) {
         self.integrated = integrated
         self.ledgerObjects = ledgerObjects
         self.localKeys = localKeys
         self.historyToken = historyToken
         self.leechState = leechState
         self.joinedBaselines = joinedBaselines
+        self.dataFiles = dataFiles
     }
 }

@@ -31,6 +31,9 @@ struct MergeContextWriter {
     let context: ManagedObjectContext
     let store: PersistentStore
     let schema: LedgerSchema
+    /// The bytes of a data file the event store holds (M15); readiness lets no event whose files are
+    /// missing be integrated, so nil here is an event store that lost a row.
+    var dataFileBytes: (CloudFileName) throws(SyncError) -> Data? = { _ in nil }
 
     /// Writes `projection`, the projection of `ledger`, for every key in `touched` (and for any object a
     /// touched one refers to that the store lacks), then obtains permanent IDs for the inserted objects.
@@ -182,8 +185,9 @@ struct MergeContextWriter {
                 guard let attribute = entity.attributesByName[name] else {
                     throw .dataCorruption("\(entity.name) has no attribute \(name), which the ledger holds")
                 }
-                if !object.isInserted, try AttributeValueReader.value(of: attribute, in: object) == value { continue }
-                try set(object, name, try MergeValues.objectValue(value, attribute: attribute))
+                // A data file's reference is compared by its content hash, without loading the bytes.
+                if !object.isInserted, LargeValues.isSameValue(value, try AttributeValueReader.value(of: attribute, in: object)) { continue }
+                try set(object, name, try MergeValues.objectValue(try resolved(value, of: attribute), attribute: attribute))
             }
             for name in shape.toOnes.keys.sorted() {
                 let target: ManagedObject?
@@ -223,6 +227,15 @@ struct MergeContextWriter {
                     }
                 }
             }
+        }
+
+        /// `value` with a data file's reference replaced by the file's bytes.
+        func resolved(_ value: SyncValue?, of attribute: AttributeDescription) throws(SyncError) -> SyncValue? {
+            guard case let .dataFile(name)? = value else { return value }
+            guard let bytes = try writer.dataFileBytes(name) else {
+                throw .eventStore("the value of \(attribute.qualifiedName) is in data file \(name), which the event store does not hold")
+            }
+            return .data(bytes)
         }
 
         /// Empties every relationship of an object about to be deleted, so that its delete rules

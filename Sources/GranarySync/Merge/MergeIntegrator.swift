@@ -55,6 +55,8 @@ struct MergeIntegrator {
         var changes = ContextChanges()
         /// How many times the store save was tried (more than one after a racing local save, M31).
         var attempts = 0
+        /// Whether the merge read the whole ledger rather than the part its events name.
+        var readWholeLedger = false
     }
 
     let eventStore: EventStore
@@ -100,12 +102,15 @@ struct MergeIntegrator {
             attempt += 1
             if attempt > 1 { try beforeRetry?() }
             var result = try attemptIntegration(events, seed: seed, leechState: leechState)
+            var whole = false
             if case .needsWholeLedger = result {
+                whole = true
                 result = try attemptIntegration(events, seed: seed, leechState: leechState, wholeLedger: true)
             }
             switch result {
             case .done(var outcome):
                 outcome.attempts = attempt
+                outcome.readWholeLedger = outcome.readWholeLedger || whole
                 return outcome
             case .needsWholeLedger:
                 throw .dataCorruption("a merge reading the whole ledger asked for the whole ledger")
@@ -128,6 +133,8 @@ struct MergeIntegrator {
         let state: EventStoreState, ledgerBefore: Ledger, storedMap: [ObjectKey: Int64]
         do { state = try eventStore.state() } catch { throw SyncError(error) }
         let sliced = !wholeLedger && seed == nil && (baselines?.baselines.isEmpty ?? true) && canSlice(events)
+        var outcome = Outcome()
+        outcome.readWholeLedger = !sliced
         if sliced {
             (ledgerBefore, storedMap) = try slice(for: events)
         } else {
@@ -141,7 +148,6 @@ struct MergeIntegrator {
         }
 
         // Causal delivery (M5): an event whose past is not integrated waits, whatever the caller thought.
-        var outcome = Outcome()
         var ledger = ledgerBefore
         var integratedVector = state.integrated
         var hadChanges = false
@@ -167,6 +173,7 @@ struct MergeIntegrator {
 
         // Nothing to integrate and no seed: no commit at all, which is most of what polling costs (S3).
         if outcome.integrated.isEmpty && seed == nil && joinedBaselines.isEmpty { return .done(outcome) }
+        if sliced && Self.revivesKeys(from: ledgerBefore, to: ledger) { return .needsWholeLedger }
 
         var nextRevision = state.nextRevision
         // Above every event and joined baseline (M2): the finalize raises the counter to the baselines' too.
@@ -198,6 +205,9 @@ struct MergeIntegrator {
         var mergeChanges: [ObjectChange] = []
         let resolver = UniquenessResolver(model: coordinator.managedObjectModel)
         var projection = Projection(of: ledger, schema: schema)
+        if sliced, try OutsideCollisionProbe(coordinator: coordinator, resolver: resolver).mayCollide(projection, ledger: ledger, idMap: idMap) {
+            return .needsWholeLedger
+        }
         // A fused object's values may collide with a third one; a few rounds settle any real model.
         for _ in 0..<8 {
             let fuses = resolver.fuses(in: projection, reader: LedgerReader(ledger: ledger))
@@ -219,7 +229,7 @@ struct MergeIntegrator {
         context.name = SyncConstants.mergeContextNamePrefix + mergeID
         context.transactionAuthor = SyncConstants.mergeAuthor
         context.mergePolicy = .error
-        let writer = MergeContextWriter(context: context, store: store, schema: schema)
+        let writer = MergeContextWriter(context: context, store: store, schema: schema, dataFileBytes: eventStore.syncDataFileBytes)
         let written = try writer.write(projection, of: ledger, touched: touched, idMap: idMap)
 
         var mapped = written.inserted.merging(written.adopted) { $1 }
@@ -231,6 +241,7 @@ struct MergeIntegrator {
         // Hooks and repairs (M24): whatever the app changes in the reparation context joins the merge event.
         var repairs = MergeRepairs(context: context, schema: schema, newGlobalID: newGlobalID)
         repairs.keyOfUnknownRow = { [eventStore] entity, localKey in (try? eventStore.objectKey(entity: entity, localKey: localKey)) ?? nil }
+        repairs.eventStore = eventStore
         let reparation = ManagedObjectContext(concurrencyType: .privateQueue, parent: context)
         if let shouldSave = hooks.shouldSave, !shouldSave(context, reparation) { throw .mergeCancelled }
         try repairs.record(reparation, keyOfRow: keyOfRow, into: &mergeChanges, mapped: &mapped)
@@ -362,17 +373,25 @@ struct MergeIntegrator {
     }
 
     /// Whether integrating `events` may read only the part of the ledger they name. Not when the model
-    /// has uniqueness constraints (a collision may involve any object, M22, M23) or one-to-one
-    /// relationships (a target keeps one claimant among every object naming it, M17), or when the events
-    /// fuse keys: those merges read the whole ledger.
+    /// has one-to-one relationships (a target keeps one claimant among every object naming it, M17), or
+    /// when the events fuse keys: those merges read the whole ledger. Models with uniqueness constraints
+    /// slice too, and go to the whole ledger when `OutsideCollisionProbe` finds a possible collision.
     private func canSlice(_ events: [Event]) -> Bool {
-        let entities = coordinator.managedObjectModel.entities
-        guard !entities.contains(where: { !$0.uniquenessConstraints.isEmpty }) else { return false }
         guard !schema.entities.values.contains(where: { shape in
             shape.toOnes.values.contains { if case .toOne = $0.inverse { return true } else { return false } }
         }) else { return false }
         return !events.contains { event in
             event.changes.contains { if case .fuse = $0.kind { return true } else { return false } }
+        }
+    }
+
+    /// Whether a key that had incarnations, all dead, is alive again (an insert after a delete, M11):
+    /// objects outside a slice may still name it (a member add no remove cancelled, a to-one), and their
+    /// projection changes with it, so the merge must read the whole ledger to write them.
+    static func revivesKeys(from before: Ledger, to after: Ledger) -> Bool {
+        after.objects.contains { key, object in
+            guard let old = before.object(key), !old.incarnations.isEmpty, old.incarnations.allSatisfy(\.isKilled) else { return false }
+            return object.incarnations.contains { !$0.isKilled }
         }
     }
 

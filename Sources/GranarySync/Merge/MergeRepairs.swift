@@ -10,6 +10,8 @@ struct MergeRepairs {
     /// The key of a row `keyOfRow` does not name: a merge that read only part of the ledger knows only
     /// its rows, and a repair may touch any object of the store.
     var keyOfUnknownRow: (String, Int64) -> ObjectKey? = { _, _ in nil }
+    /// Where the repairs' large values are stored as data files (M15); nil: they travel inline.
+    var eventStore: EventStore? = nil
 
     /// Records `reparation`'s changes into `changes` (merged with earlier repairs of the same object) and
     /// the rows of objects it inserted into `mapped`. `keyOfRow` names every row the merge knows, by
@@ -20,9 +22,20 @@ struct MergeRepairs {
                 into changes: inout [ObjectChange], mapped: inout [ObjectKey: Int64]) throws(SyncError) {
         guard reparation.performAndWait({ reparation.hasChanges }) else { return }
         let recorder = RepairRecorder(schema: schema)
-        let (repairs, inserted) = try recorder.changes(in: reparation, key: { id in
+        var (repairs, inserted) = try recorder.changes(in: reparation, key: { id in
             id.primaryKey.flatMap { keyOfRow[id.entityName]?[$0] ?? keyOfUnknownRow(id.entityName, $0) }
         }, newGlobalID: newGlobalID)
+        if let eventStore {
+            // Stored ahead of the merge event, which the finalize commits; an unreferenced file left by a
+            // merge that fails after this is dropped by the next clean-up.
+            do {
+                let extracted = LargeValues.extract(repairs, writer: try eventStore.state().storeID)
+                try eventStore.storeDataFiles(extracted.files)
+                repairs = extracted.changes
+            } catch {
+                throw SyncError(error)
+            }
+        }
         var failure: Error?
         reparation.performAndWait {
             do { try reparation.save() } catch { failure = error }

@@ -9,9 +9,18 @@ enum MergeValues {
     /// The value to set on an object for `value` of `attribute`.
     /// - Throws: `SyncError.dataCorruption` naming the attribute when an event holds a value of another
     ///   type than the model's (a peer with another model under the same version hash), or a data file
-    ///   reference (large values travel inline in this version).
+    ///   reference (`MergeContextWriter` replaces those by their bytes first).
     static func objectValue(_ value: SyncValue?, attribute: AttributeDescription) throws(SyncError) -> Any? {
         guard let value else { return nil }
+        let stored = try storedValue(value, attribute: attribute)
+        do { return try attribute.swiftValue(from: stored) } catch {
+            throw .dataCorruption("the value \(value) of \(attribute.qualifiedName) does not convert: \(error)")
+        }
+    }
+
+    /// `value` as the store holds it for `attribute`.
+    /// - Throws: `SyncError.dataCorruption` for a value of another type than the attribute's.
+    static func storedValue(_ value: SyncValue, attribute: AttributeDescription) throws(SyncError) -> Value {
         let stored: Value
         switch (attribute.type, value) {
         case (.integer16, .integer(let i)), (.integer32, .integer(let i)), (.integer64, .integer(let i)): stored = .int(i)
@@ -27,8 +36,6 @@ enum MergeValues {
         default:
             throw .dataCorruption("an event gives \(attribute.qualifiedName) (\(attribute.type)) the value \(value), of another type")
         }
-        do { return try attribute.swiftValue(from: stored) } catch {
-            throw .dataCorruption("the value \(value) of \(attribute.qualifiedName) does not convert: \(error)")
-        }
+        return stored
     }
 }

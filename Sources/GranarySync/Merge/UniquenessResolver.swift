@@ -36,6 +36,12 @@ struct UniquenessResolver {
     private enum Part: Hashable {
         case value(SyncValue)
         case object(ObjectKey)
+        /// A large value by its content: two devices' data files of the same bytes have different names.
+        case dataContent(sha256: String)
+
+        init(_ value: SyncValue) {
+            if case let .dataFile(.data(sha256, _)) = value { self = .dataContent(sha256: sha256) } else { self = .value(value) }
+        }
     }
 
     /// The fuse changes, each loser into the survivor of its collision group (the key whose earliest
@@ -57,7 +63,7 @@ struct UniquenessResolver {
                 var parts: [AnyHashable] = [AnyHashable(constraint)]
                 for name in constraint.properties {
                     if let value = object.attributes[name] ?? nil {
-                        parts.append(AnyHashable(Part.value(value)))
+                        parts.append(AnyHashable(Part(value)))
                     } else if let target = object.toOnes[name] ?? nil {
                         parts.append(AnyHashable(Part.object(target)))
                     }

@@ -38,12 +38,21 @@ struct CloudSnapshot: Hashable, Sendable {
     /// reusing what `previous` parsed for directories whose listing is unchanged.
     /// - Throws: `SyncError.cloud` when a listing fails, a directory missing included: the checks before
     ///   have found the ensemble's registration, so a missing directory is the cloud failing, not an
-    ///   empty ensemble.
+    ///   empty ensemble. The exception is `data/`, which is made again when missing (see the code).
     static func take(of fileSystem: any CloudFileSystem, layout: CloudLayout,
                      after previous: CloudSnapshot? = nil) async throws(SyncError) -> CloudSnapshot {
         var listings: [String: [CloudItem]] = [:]
         for directory in [layout.eventsDirectory, layout.baselinesDirectory, layout.dataDirectory, layout.storesDirectory] {
-            do { listings[directory] = try await fileSystem.contentsOfDirectory(atPath: directory) } catch { throw .cloud(error) }
+            do {
+                listings[directory] = try await fileSystem.contentsOfDirectory(atPath: directory)
+            } catch .notFound where directory == layout.dataDirectory {
+                // Users clear `data/` to reclaim space (Ensembles' tests do it too): its files' writers upload
+                // them again, so it is made anew rather than failing every merge from now on.
+                do { try await fileSystem.createDirectory(atPath: directory) } catch { throw .cloud(error) }
+                listings[directory] = []
+            } catch {
+                throw .cloud(error)
+            }
         }
         if var previous, previous.listings == listings {
             previous.isUnchanged = true

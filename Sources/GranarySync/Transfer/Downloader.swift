@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Brings the events of other stores from the cloud into the event store (§9 step 5; events only:
-/// baselines and data files come with their slices).
+/// Brings the events of other stores from the cloud into the event store, with the data files they
+/// name (§9 step 5; baselines are read by `BaselineIntegrator`).
 ///
 /// For each event file not handled before, in count order: download to the transit folder, verify
 /// (framing, checksum, and that the payload is the event its name promises), import as downloaded, and
@@ -20,6 +20,10 @@ final class Downloader: Sendable {
         var diagnostics: [TransferDiagnostic] = []
         /// How many files were downloaded.
         var downloadedFiles = 0
+        /// Data files downloaded and stored for the events held as downloaded.
+        var storedDataFiles: [CloudFileName] = []
+        /// The data files the events imported by this run name.
+        var namedDataFiles: Set<CloudFileName> = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -29,6 +33,10 @@ final class Downloader: Sendable {
     let batchSize: Int
     /// Names imported or skipped for good; nil until first needed.
     private let handled = Mutex<Set<String>?>(nil)
+    /// The data files that events held as downloaded name and the store lacked after the last run; nil
+    /// until first needed (then read from the downloaded events once per process). Later runs add what
+    /// the events they import name, so no run decodes the downloaded events again.
+    private let wantedDataFiles = Mutex<Set<CloudFileName>?>(nil)
 
     init(fileSystem: any CloudFileSystem, layout: CloudLayout, eventStore: EventStore, transit: TransitDirectories,
          batchSize: Int = 100) {
@@ -46,6 +54,44 @@ final class Downloader: Sendable {
     /// - Throws: `SyncError.cloud` when a download fails for another reason than the file being gone;
     ///   `.eventStore`.
     func download(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
+        // Before the import: read afterwards, the downloaded events would be decoded once more (the
+        // readiness check reads them next, from what the import keeps in memory).
+        let wanted = try wantedDataFileNames()
+        var report = try await downloadEvents(snapshot)
+        try await fetchDataFiles(wanted.union(report.namedDataFiles), snapshot: snapshot, report: &report)
+        return report
+    }
+
+    /// The data files of `names` the store lacks (M15), fetched from the listing so that the readiness
+    /// check finds them; a damaged copy is downloaded again at each merge until it is whole.
+    private func fetchDataFiles(_ names: Set<CloudFileName>, snapshot: CloudSnapshot, report: inout Report) async throws(SyncError) {
+        guard !names.isEmpty else { return }
+        let fetcher = DataFileFetcher(fileSystem: fileSystem, layout: layout, eventStore: eventStore, transit: transit)
+        let fetched: DataFileFetcher.Report
+        do { fetched = try await fetcher.fetch(names, listed: snapshot) } catch {
+            // Not known which were stored: the next run reads the downloaded events again.
+            wantedDataFiles.withLock { $0 = nil }
+            throw error
+        }
+        report.storedDataFiles = fetched.stored
+        report.downloadedFiles += fetched.stored.count
+        report.diagnostics += fetched.diagnostics
+        wantedDataFiles.withLock { $0 = fetched.missing }
+    }
+
+    private func wantedDataFileNames() throws(SyncError) -> Set<CloudFileName> {
+        if let names = wantedDataFiles.withLock({ $0 }) { return names }
+        var names = Set<CloudFileName>()
+        do {
+            for event in try eventStore.events(withStatus: .downloaded) { names.formUnion(LargeValues.references(in: event.changes)) }
+        } catch {
+            throw SyncError(error)
+        }
+        wantedDataFiles.withLock { $0 = names }
+        return names
+    }
+
+    private func downloadEvents(_ snapshot: CloudSnapshot) async throws(SyncError) -> Report {
         var report = Report()
         let known = try handledNames()
         if !snapshot.isUnchanged { try forgetUnlisted(known, snapshot: snapshot) }
@@ -117,6 +163,7 @@ final class Downloader: Sendable {
                 continue
             }
             pendingEvents.append(event)
+            report.namedDataFiles.formUnion(LargeValues.references(in: event.changes))
             pendingFiles += files.map { RemoteFileRecord(name: $0.name.fileName, kind: .eventPart, size: Int64($0.bytes.count)) }
             if pendingFiles.count >= batchSize { try commit() }
         }
@@ -137,6 +184,7 @@ final class Downloader: Sendable {
     /// component changed the table, or in tests).
     func forgetHandledNames() {
         handled.withLock { $0 = nil }
+        wantedDataFiles.withLock { $0 = nil }
     }
 
     private func handledNames() throws(SyncError) -> Set<String> {

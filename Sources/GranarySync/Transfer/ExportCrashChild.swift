@@ -10,11 +10,18 @@ import Foundation
 @_spi(CrashTesting)
 public enum ExportCrashChild {
     /// Opens (creating) the event store `<directory>/events.granary`, leeches it on the folder
-    /// `<directory>/cloud` (which must exist) the first time, then loops: records a local event
-    /// (printing `recorded <revision>`), exports everything unexported in batches of one (printing
+    /// `<directory>/cloud` (which must exist) the first time, then loops: records a local event, with a
+    /// large value travelling as a data file at every even revision (printing `recorded <revision>`), exports everything unexported in batches of one (printing
     /// `exported <revision>` for each once its commit returned). Exits with status 1 on any error.
     public static func run(directory: URL) -> Never {
         CrashChildProcess.run("sync-export child") { try await loop(directory: directory) }
+    }
+
+    /// The large value (a data file, M15) of every even revision's event, distinct per revision.
+    static func cover(revision: Int64) -> Data {
+        var bytes = Data(repeating: UInt8(truncatingIfNeeded: revision), count: SyncConstants.inlineDataLimit + 2_000)
+        withUnsafeBytes(of: revision.littleEndian) { bytes.replaceSubrange(0..<8, with: $0) }
+        return bytes
     }
 
     private static func loop(directory: URL) async throws {
@@ -33,8 +40,10 @@ public enum ExportCrashChild {
         while true {
             let meta = try store.nextLocalMeta()
             let key = ObjectKey("Book", "crash-\(meta.id.revision)")
-            try store.recordLocalEvent(Event(meta: meta, changes: [ObjectChange(key: key, kind: .insert,
-                                                                                attributes: ["title": .string(String(repeating: "x", count: 200))])]))
+            var change = ObjectChange(key: key, kind: .insert, attributes: ["title": .string(String(repeating: "x", count: 200))])
+            if meta.id.revision % 2 == 0 { change.attributes["cover"] = .data(cover(revision: meta.id.revision)) }
+            let (changes, files) = LargeValues.extract([change], writer: meta.id.store)
+            try store.recordLocalEvent(Event(meta: meta, changes: changes), with: EventStoreStep(dataFiles: files))
             CrashChildProcess.say("recorded \(meta.id.revision)")
             let report = try await exporter.export(against: CloudSnapshot.take(of: fileSystem, layout: layout))
             for id in report.exported { CrashChildProcess.say("exported \(id.revision)") }

@@ -30,6 +30,8 @@ final class Exporter: Sendable {
         var repaired: [String] = []
         /// Hidden temp files of killed uploads removed from the ensemble's directories.
         var removedAbandonedUploads = 0
+        /// This store's data files uploaded (new ones, and exported ones the listing no longer shows).
+        var uploadedDataFiles: [String] = []
     }
 
     let fileSystem: any CloudFileSystem
@@ -83,6 +85,14 @@ final class Exporter: Sendable {
             throw .storeIdentityCollision(storeID: state.storeID.description)
         }
 
+        let interval = contentCheckInterval
+        let checksContents = exportRuns.withLock { runs in
+            runs += 1
+            return interval > 0 && runs % interval == 0
+        }
+        // Data files first: a peer must never see an event whose own-store data file is missing (M15).
+        try await exportDataFiles(against: snapshot, checksContents: checksContents, report: &report)
+
         var batch: [EventID] = []
         func commit() throws(SyncError) {
             guard !batch.isEmpty else { return }
@@ -103,7 +113,7 @@ final class Exporter: Sendable {
             if batch.count >= batchSize { try commit() }
         }
         try commit()
-        try await repairOwnFiles(in: snapshot, store: state.storeID, report: &report)
+        try await repairOwnFiles(in: snapshot, store: state.storeID, checksContents: checksContents, report: &report)
 
         if state.leechState == .leeched {
             try await register(state.storeID, snapshot: snapshot)
@@ -111,6 +121,49 @@ final class Exporter: Sendable {
         }
         report.removedAbandonedUploads = await sweepAbandonedUploads()
         return report
+    }
+
+    /// Uploads this store's data files not exported yet, and again those exported that `snapshot` no
+    /// longer lists or lists at another size (removed or cut short by a user or a sync service: only the
+    /// writer can put them back, and events naming them wait until it does), then marks them exported in
+    /// one commit. A kill before the commit uploads the same bytes under the same name again. With
+    /// `checksContents`, the exported ones listed at their size are downloaded and compared too (a
+    /// flipped byte shows in nothing else), and replaced when they differ.
+    private func exportDataFiles(against snapshot: CloudSnapshot, checksContents: Bool, report: inout Report) async throws(SyncError) {
+        let entries: [CloudFileName: DataFileEntry]
+        do { entries = try eventStore.dataFileEntries() } catch { throw SyncError(error) }
+        let own = entries.values.filter(\.isOwn)
+        let due = Set(own.filter { !$0.isExported || snapshot.size(of: $0.name) != $0.fileSize }.map(\.name))
+        let checked = checksContents ? Set(own.map(\.name)).subtracting(due) : []
+        guard !due.isEmpty || !checked.isEmpty else { return }
+        let files: [DataFileRecord]
+        do { files = try eventStore.dataFiles(named: due.union(checked)) } catch { throw SyncError(error) }
+        var uploaded: [CloudFileName] = []
+        for file in files {
+            let bytes = LargeValues.fileBytes(of: file)
+            if checked.contains(file.name) {
+                let remote: Data?
+                do { remote = try await transit.fetch(layout.path(for: file.name), name: file.name.fileName, from: fileSystem) } catch .notFound {
+                    remote = nil
+                } catch {
+                    throw .cloud(error)
+                }
+                guard remote != bytes else { continue }
+                try await upload(bytes, name: file.name)
+                report.repaired.append(file.name.fileName)
+                continue
+            }
+            // Listed at its size: a copy of an earlier, uncommitted upload (uploads are atomic).
+            if snapshot.size(of: file.name) != Int64(bytes.count) {
+                do { try await upload(bytes, name: file.name) } catch {
+                    do { try eventStore.markDataFilesExported(uploaded) } catch { throw SyncError(error) }
+                    throw error
+                }
+                report.uploadedDataFiles.append(file.name.fileName)
+            }
+            uploaded.append(file.name)
+        }
+        do { try eventStore.markDataFilesExported(uploaded) } catch { throw SyncError(error) }
     }
 
     /// §9 step 10: removes the temp files of uploads killed before their rename (any device's, once an
@@ -132,12 +185,8 @@ final class Exporter: Sendable {
     /// uploaded again from the bytes kept; readers that refused the damaged copy take the whole one at
     /// their next merge. A damaged copy of the right size (a flipped byte) shows only in its contents:
     /// every `contentCheckInterval`-th export downloads this store's files and compares them.
-    private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, report: inout Report) async throws(SyncError) {
-        let interval = contentCheckInterval
-        let checksContents = exportRuns.withLock { runs in
-            runs += 1
-            return interval > 0 && runs % interval == 0
-        }
+    private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, checksContents: Bool,
+                                report: inout Report) async throws(SyncError) {
         let verified = verifiedSizes.withLock { $0 }
         // One event's files at a time: the parts of a large event are listed together, and its payload
         // is read and cut once for all of them.

@@ -12,11 +12,15 @@ enum ReadinessCheck {
         case missingDependency(EventID)
         /// The event was made with a model this device does not know (a newer app version).
         case unknownModel(hash: String)
+        /// A data file holding one of the event's large values (M15) has not arrived whole; the events
+        /// after it from its store wait behind it.
+        case missingDataFile(CloudFileName)
 
         var description: String {
             switch self {
             case let .missingDependency(id): "waits for event \(id)"
             case let .unknownModel(hash): "made with an unknown model (version hash \(hash.prefix(64)))"
+            case let .missingDataFile(name): "waits for data file \(name)"
             }
         }
     }
@@ -36,9 +40,11 @@ enum ReadinessCheck {
         var alreadyIntegrated: [EventID] = []
     }
 
-    /// Sorts `downloaded` into ready, waiting and already integrated, given the `integrated` vector and
-    /// the model hashes this device knows (events without a hash are always known).
-    static func evaluate(_ downloaded: [Event], integrated: RevisionVector, knownModelHashes: Set<String>) -> Result {
+    /// Sorts `downloaded` into ready, waiting and already integrated, given the `integrated` vector, the
+    /// model hashes this device knows (events without a hash are always known) and the data files the
+    /// event store holds (nil: not checked).
+    static func evaluate(_ downloaded: [Event], integrated: RevisionVector, knownModelHashes: Set<String>,
+                         heldDataFiles: Set<CloudFileName>? = nil) -> Result {
         var result = Result()
         var available = integrated
         var candidates: [Event] = []
@@ -56,7 +62,8 @@ enum ReadinessCheck {
         while changed {
             changed = false
             for event in candidates where !readyIDs.contains(event.id) && isKnown(event, knownModelHashes)
-                && available[event.id.store] == event.id.revision - 1 && event.meta.vector.isCovered(by: available) {
+                && available[event.id.store] == event.id.revision - 1 && event.meta.vector.isCovered(by: available)
+                && missingDataFile(event, heldDataFiles) == nil {
                 available[event.id.store] = event.id.revision
                 readyIDs.insert(event.id)
                 result.ready.append(event)
@@ -65,7 +72,7 @@ enum ReadinessCheck {
         }
         result.ready.sort { $0.meta.position < $1.meta.position }
         for event in candidates where !readyIDs.contains(event.id) {
-            result.waiting.append(Waiting(id: event.id, reason: reason(event, available: available, knownModelHashes)))
+            result.waiting.append(Waiting(id: event.id, reason: reason(event, available: available, knownModelHashes, heldDataFiles)))
         }
         return result
     }
@@ -74,19 +81,39 @@ enum ReadinessCheck {
     /// - Throws: `SyncError.eventStore`.
     static func run(on eventStore: EventStore, knownModelHashes: Set<String>) throws(SyncError) -> Result {
         do {
-            return evaluate(try eventStore.events(withStatus: .downloaded), integrated: try eventStore.state().integrated,
-                            knownModelHashes: knownModelHashes)
+            let downloaded = try eventStore.events(withStatus: .downloaded)
+            return evaluate(downloaded, integrated: try eventStore.state().integrated, knownModelHashes: knownModelHashes,
+                            heldDataFiles: try heldDataFiles(of: downloaded, in: eventStore))
         } catch {
             throw SyncError(error)
         }
+    }
+
+    /// The data files `events` name that `eventStore` holds.
+    /// - Throws: `EventStoreError.storage`.
+    static func heldDataFiles(of events: [Event], in eventStore: EventStore) throws(EventStoreError) -> Set<CloudFileName> {
+        var names = Set<CloudFileName>()
+        for event in events { names.formUnion(LargeValues.references(in: event.changes)) }
+        return try eventStore.heldDataFiles(among: names)
     }
 
     private static func isKnown(_ event: Event, _ hashes: Set<String>) -> Bool {
         event.modelHash.map(hashes.contains) ?? true
     }
 
-    private static func reason(_ event: Event, available: RevisionVector, _ hashes: Set<String>) -> Reason {
+    /// The first data file (by name) `event` names that is not held.
+    private static func missingDataFile(_ event: Event, _ held: Set<CloudFileName>?) -> CloudFileName? {
+        guard let held else { return nil }
+        return LargeValues.references(in: event.changes).subtracting(held).min { $0.fileName < $1.fileName }
+    }
+
+    private static func reason(_ event: Event, available: RevisionVector, _ hashes: Set<String>,
+                               _ held: Set<CloudFileName>?) -> Reason {
         if let hash = event.modelHash, !hashes.contains(hash) { return .unknownModel(hash: hash) }
+        if available[event.id.store] == event.id.revision - 1, event.meta.vector.isCovered(by: available),
+           let name = missingDataFile(event, held) {
+            return .missingDataFile(name)
+        }
         if available[event.id.store] < event.id.revision - 1 {
             return .missingDependency(EventID(store: event.id.store, revision: available[event.id.store] + 1))
         }
