@@ -101,11 +101,15 @@ private func randomRows(_ g: inout SplitMixGenerator, count: Int) -> [CustomerRo
         let rows = randomRows(&g, count: 60)
         try insertUsers(context, rows)
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
-            var g = SplitMixGenerator(seed: seed)
-            let (p, reference) = randomPredicate(&g)
-            let expected = Set(rows.filter(reference).map(\.uuid))
-            let got = try fetchIDs(context, p)
-            #expect(got == expected, "seed \(seed)")
+            do {
+                var g = SplitMixGenerator(seed: seed)
+                let (p, reference) = randomPredicate(&g)
+                let expected = Set(rows.filter(reference).map(\.uuid))
+                let got = try fetchIDs(context, p)
+                #expect(got == expected, "seed \(seed)")
+            } catch {
+                Issue.record("\(seed): \(error)")
+            }
         }
     }
 
@@ -122,25 +126,29 @@ private func randomRows(_ g: inout SplitMixGenerator, count: Int) -> [CustomerRo
             })
         }
         await propertyCheck(count: 100, input: Gen.int(in: 0...Int.max)) { seed in
-            var g = SplitMixGenerator(seed: seed)
-            var levels: [Level] = []
-            for _ in 0..<Int.random(in: 1...3, using: &g) {
-                let up = Bool.random(using: &g)
-                switch Int.random(in: 0...2, using: &g) {
-                case 0: levels.append(level(\Customer.name, \.name, ascending: up))
-                case 1: levels.append(level(\Customer.numberOfOrders, \.orders, ascending: up))
-                default: levels.append(level(\Customer.birthDate, \.birth, ascending: up))
+            do {
+                var g = SplitMixGenerator(seed: seed)
+                var levels: [Level] = []
+                for _ in 0..<Int.random(in: 1...3, using: &g) {
+                    let up = Bool.random(using: &g)
+                    switch Int.random(in: 0...2, using: &g) {
+                    case 0: levels.append(level(\Customer.name, \.name, ascending: up))
+                    case 1: levels.append(level(\Customer.numberOfOrders, \.orders, ascending: up))
+                    default: levels.append(level(\Customer.birthDate, \.birth, ascending: up))
+                    }
                 }
+                levels.append(level(\Customer.uuid, \.uuid, ascending: true))    // a total order
+                let expected = rows.sorted { a, b in
+                    for (_, before) in levels { if let answer = before(a, b) { return answer } }
+                    return false
+                }.map(\.uuid)
+                let got = try context.performAndWait {
+                    try context.fetch(FetchRequest<Customer>(nil, sortedBy: levels.map(\.0), in: context)).map(\.uuid)
+                }
+                #expect(got == expected, "seed \(seed)")
+            } catch {
+                Issue.record("\(seed): \(error)")
             }
-            levels.append(level(\Customer.uuid, \.uuid, ascending: true))    // a total order
-            let expected = rows.sorted { a, b in
-                for (_, before) in levels { if let answer = before(a, b) { return answer } }
-                return false
-            }.map(\.uuid)
-            let got = try context.performAndWait {
-                try context.fetch(FetchRequest<Customer>(nil, sortedBy: levels.map(\.0), in: context)).map(\.uuid)
-            }
-            #expect(got == expected, "seed \(seed)")
         }
     }
 

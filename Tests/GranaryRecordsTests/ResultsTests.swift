@@ -50,67 +50,71 @@ private func makeCustomer(_ context: ManagedObjectContext, _ id: String, _ name:
 @Suite struct ResultsTests {
     @Test func randomSavesAndMergesKeepAMirroredArrayEqualToTheResults() async throws {
         await propertyCheck(count: 12, input: Gen.int(in: 0...Int.max)) { seed in
-            var g = SplitMixGenerator(seed: seed)
-            let (coordinator, main) = try makeQueryStack()
-            let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-            let capture = SaveCapture(background)
-            var nextID = 0
-            let results = try main.performAndWait {
-                try Results<Customer>(context: main, filterBy: \Customer.numberOfOrders >= 2,
-                                  sortedBy: [.ascending(\Customer.name), .ascending(\Customer.uuid)])
-            }
-            var mirror: [Customer] = []
-            var batches = 0
-            main.performAndWait {
-                mirror = results.toArray()
-                results.registerForChanges { batch in
-                    batches += 1
-                    #expect(Set(batch.map { ObjectIdentifier($0.object) }).count == batch.count, "an object twice in a batch, seed \(seed)")
-                    for c in batch {
-                        switch c.type {
-                        case .insert: #expect(c.indexPath == nil && c.newIndexPath != nil)
-                        case .delete: #expect(c.indexPath != nil && c.newIndexPath == nil)
-                        case .move, .update: #expect(c.indexPath != nil && c.newIndexPath != nil)
-                        }
-                    }
-                    apply(batch, to: &mirror)
+            do {
+                var g = SplitMixGenerator(seed: seed)
+                let (coordinator, main) = try makeQueryStack()
+                let background = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                let capture = SaveCapture(background)
+                var nextID = 0
+                let results = try main.performAndWait {
+                    try Results<Customer>(context: main, filterBy: \Customer.numberOfOrders >= 2,
+                                      sortedBy: [.ascending(\Customer.name), .ascending(\Customer.uuid)])
                 }
-            }
-            for _ in 0..<25 {
-                let onMain = Bool.random(using: &g)
-                let context = onMain ? main : background
-                let edits = Int.random(in: 1...4, using: &g)
-                var plan: [(Int, Int, String, Int)] = []
-                for _ in 0..<edits {
-                    plan.append((Int.random(in: 0...2, using: &g), Int.random(in: 0...1000, using: &g),
-                                 ["Ada", "Bob", "Cy", "Di"].randomElement(using: &g)!, Int.random(in: 0...4, using: &g)))
-                }
-                let firstID = nextID
-                nextID += edits
-                try context.performAndWait {
-                    let users = try context.fetch(FetchRequest<Customer>(nil, sortedBy: [.ascending(\Customer.uuid)], in: context))
-                    var deleted = Set<ObjectIdentifier>()
-                    for (i, (kind, pick, name, orders)) in plan.enumerated() {
-                        let live = users.filter { !deleted.contains(ObjectIdentifier($0)) }
-                        if kind == 0 || live.isEmpty {
-                            makeCustomer(context, "u\(firstID + i)", name, orders: orders)
-                        } else if kind == 1 {
-                            let u = live[pick % live.count]
-                            if pick % 2 == 0 { u.name = name } else { u.numberOfOrders = orders }
-                        } else {
-                            let u = live[pick % live.count]
-                            deleted.insert(ObjectIdentifier(u))
-                            context.delete(u)
-                        }
-                    }
-                    try context.save()
-                }
-                let before = batches
+                var mirror: [Customer] = []
+                var batches = 0
                 main.performAndWait {
-                    if !onMain { for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) } }
-                    #expect(batches - before <= 1, "one batch per save or merge, seed \(seed)")
-                    #expect(mirror.map(\.objectID) == results.toArray().map(\.objectID), "seed \(seed)")
+                    mirror = results.toArray()
+                    results.registerForChanges { batch in
+                        batches += 1
+                        #expect(Set(batch.map { ObjectIdentifier($0.object) }).count == batch.count, "an object twice in a batch, seed \(seed)")
+                        for c in batch {
+                            switch c.type {
+                            case .insert: #expect(c.indexPath == nil && c.newIndexPath != nil)
+                            case .delete: #expect(c.indexPath != nil && c.newIndexPath == nil)
+                            case .move, .update: #expect(c.indexPath != nil && c.newIndexPath != nil)
+                            }
+                        }
+                        apply(batch, to: &mirror)
+                    }
                 }
+                for _ in 0..<25 {
+                    let onMain = Bool.random(using: &g)
+                    let context = onMain ? main : background
+                    let edits = Int.random(in: 1...4, using: &g)
+                    var plan: [(Int, Int, String, Int)] = []
+                    for _ in 0..<edits {
+                        plan.append((Int.random(in: 0...2, using: &g), Int.random(in: 0...1000, using: &g),
+                                     ["Ada", "Bob", "Cy", "Di"].randomElement(using: &g)!, Int.random(in: 0...4, using: &g)))
+                    }
+                    let firstID = nextID
+                    nextID += edits
+                    try context.performAndWait {
+                        let users = try context.fetch(FetchRequest<Customer>(nil, sortedBy: [.ascending(\Customer.uuid)], in: context))
+                        var deleted = Set<ObjectIdentifier>()
+                        for (i, (kind, pick, name, orders)) in plan.enumerated() {
+                            let live = users.filter { !deleted.contains(ObjectIdentifier($0)) }
+                            if kind == 0 || live.isEmpty {
+                                makeCustomer(context, "u\(firstID + i)", name, orders: orders)
+                            } else if kind == 1 {
+                                let u = live[pick % live.count]
+                                if pick % 2 == 0 { u.name = name } else { u.numberOfOrders = orders }
+                            } else {
+                                let u = live[pick % live.count]
+                                deleted.insert(ObjectIdentifier(u))
+                                context.delete(u)
+                            }
+                        }
+                        try context.save()
+                    }
+                    let before = batches
+                    main.performAndWait {
+                        if !onMain { for changes in capture.take() { main.mergeChanges(fromContextDidSave: changes) } }
+                        #expect(batches - before <= 1, "one batch per save or merge, seed \(seed)")
+                        #expect(mirror.map(\.objectID) == results.toArray().map(\.objectID), "seed \(seed)")
+                    }
+                }
+            } catch {
+                Issue.record("\(seed): \(error)")
             }
         }
     }

@@ -99,39 +99,43 @@ import Testing
 
     @Test func randomOperationSequencesMatchADictionary() async throws {
         await propertyCheck(count: 40, input: Gen.int(in: 0...1_000_000).array(of: 1...70)) { raw in
-            let steps = raw.map(Step.init)
-            let dir = temporaryDirectory("property")
-            let options = Engine.Options(durability: .off, checkpointThreshold: 2 << 10)
-            var engine = try Engine.open(.directory(dir), options: options)
-            try engine.write { tx in try tx.createTable(Self.schema) }
-            var committed = Model()
-            var pending: [Step] = []
-            for (i, step) in steps.enumerated() {
-                switch step {
-                case .insert, .update, .delete:
-                    pending.append(step)
-                case .commit:
-                    try engine.write { tx in for p in pending { _ = Self.perform(p, in: tx) } }
-                    for p in pending { _ = Self.apply(p, to: &committed) }
-                    pending = []
-                case .abort:
-                    struct Abort: Error {}
-                    #expect(throws: Abort.self) {
-                        try engine.write { tx in
-                            for p in pending { _ = Self.perform(p, in: tx) }
-                            throw Abort()
+            do {
+                let steps = raw.map(Step.init)
+                let dir = temporaryDirectory("property")
+                let options = Engine.Options(durability: .off, checkpointThreshold: 2 << 10)
+                var engine = try Engine.open(.directory(dir), options: options)
+                try engine.write { tx in try tx.createTable(Self.schema) }
+                var committed = Model()
+                var pending: [Step] = []
+                for (i, step) in steps.enumerated() {
+                    switch step {
+                    case .insert, .update, .delete:
+                        pending.append(step)
+                    case .commit:
+                        try engine.write { tx in for p in pending { _ = Self.perform(p, in: tx) } }
+                        for p in pending { _ = Self.apply(p, to: &committed) }
+                        pending = []
+                    case .abort:
+                        struct Abort: Error {}
+                        #expect(throws: Abort.self) {
+                            try engine.write { tx in
+                                for p in pending { _ = Self.perform(p, in: tx) }
+                                throw Abort()
+                            }
                         }
+                        pending = []
+                    case .checkpoint:
+                        try engine.checkpoint()
+                    case .reopen:
+                        try engine.close()
+                        engine = try Engine.open(.directory(dir), options: options)
                     }
-                    pending = []
-                case .checkpoint:
-                    try engine.checkpoint()
-                case .reopen:
-                    try engine.close()
-                    engine = try Engine.open(.directory(dir), options: options)
+                    try Self.check(engine, committed, after: steps[...i])
                 }
-                try Self.check(engine, committed, after: steps[...i])
+                try engine.close()
+            } catch {
+                Issue.record("\(raw): \(error)")
             }
-            try engine.close()
         }
     }
 
@@ -139,19 +143,23 @@ import Testing
     /// operation must leave nothing behind.
     @Test func operationsInsideATransactionSeeEachOther() async throws {
         await propertyCheck(count: 60, input: Gen.int(in: 0...1_000_000).array(of: 1...40)) { raw in
-            let engine = try Engine.open(.inMemory)
-            try engine.write { tx in try tx.createTable(Self.schema) }
-            var model = Model()
-            try engine.write { tx in
-                for step in raw.map(Step.init) {
-                    let engineOK = Self.perform(step, in: tx)
-                    let modelOK = Self.apply(step, to: &model)
-                    if case .insert = step { #expect(engineOK == modelOK, "\(step)") }
-                    if case .update = step { #expect(engineOK == modelOK, "\(step)") }
-                    if case .delete = step { #expect(engineOK == modelOK, "\(step)") }
+            do {
+                let engine = try Engine.open(.inMemory)
+                try engine.write { tx in try tx.createTable(Self.schema) }
+                var model = Model()
+                try engine.write { tx in
+                    for step in raw.map(Step.init) {
+                        let engineOK = Self.perform(step, in: tx)
+                        let modelOK = Self.apply(step, to: &model)
+                        if case .insert = step { #expect(engineOK == modelOK, "\(step)") }
+                        if case .update = step { #expect(engineOK == modelOK, "\(step)") }
+                        if case .delete = step { #expect(engineOK == modelOK, "\(step)") }
+                    }
                 }
+                try Self.check(engine, model, after: [])
+            } catch {
+                Issue.record("\(raw): \(error)")
             }
-            try Self.check(engine, model, after: [])
         }
     }
 }
