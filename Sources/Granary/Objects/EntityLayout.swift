@@ -37,6 +37,10 @@ final class EntityLayout: Sendable {
     let indexByName: [String: Int]
     /// The indexes of relationships, for passes that only care about references.
     let relationshipIndexes: [Int]
+    /// Whether each property is a to-one relationship: a typed read takes the `toOneReads` path.
+    let isToOne: [Bool]
+    /// How typed reads of to-one relationships convert the target (see `ToOneReadCache`).
+    let toOneReads: ToOneReadCache
     /// Every property's `initialValue(at:)`, shared by new objects until they change one.
     // Immutable, and every element is a model default (`Sendable`) or an empty ID array.
     nonisolated(unsafe) let initialValues: [Any?]
@@ -99,6 +103,8 @@ final class EntityLayout: Sendable {
         self.derivationDependents = Self.derivationDependents(of: entity, kinds: kinds)
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
+        self.isToOne = kinds.map { if case .toOne = $0 { true } else { false } }
+        self.toOneReads = ToOneReadCache(count: kinds.count)
         self.initialValues = kinds.map { kind in
             switch kind {
             case .attribute(let a): return a.defaultValue

@@ -38,6 +38,7 @@ public struct Managed<Value>: ManagedStorage {
             if KeyPathProbe.isProbing, let probe = KeyPathProbe.current {
                 return probe.record(object, property: i, as: Value.self)
             }
+            if object.layout.isToOne[i] { return toOne(of: object, at: i) }
             let raw = object.publicValue(at: i, pendingMembers: true)
             // A value stored as exactly the declared type (and `Int64` for `Int`), without a
             // conditional cast: in this unspecialized getter, any `Value?` (a conditional cast's
@@ -63,6 +64,17 @@ public struct Managed<Value>: ManagedStorage {
                 object.reject(error)
             }
         }
+    }
+
+    /// A to-one relationship's target as the declared type: the reference itself once a read of this
+    /// property showed that to be right for the declared type and the target's class, else converted.
+    private static func toOne(of object: ManagedObject, at i: Int) -> Value {
+        let target = object.toOneTarget(at: i)
+        let reads = object.layout.toOneReads
+        if reads.readsAsReference(target, at: i, as: Value.self) { return unsafeBitCast(target, to: Value.self) }
+        let value = coerced(target.map { $0 as Any }, of: object, at: i)
+        reads.learn(target, at: i, as: Value.self, value: value)
+        return value
     }
 
     /// A stored value that is not simply a `Value`, converted. Out of line, so that the getter

@@ -172,6 +172,14 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         }
     }
 
+    /// A to-one relationship's target, as `publicValue(at:)` gives it, without boxing it in an `Any?`.
+    func toOneTarget(at i: Int) -> ManagedObject? {
+        assertOnContextQueue()
+        fireFaultIfNeeded()
+        guard let id = AnyBox.value(values[i], as: ManagedObjectID.self) ?? (values[i] as? ManagedObjectID) else { return nil }
+        return managedObjectContext?.registeredOrFault(id)
+    }
+
     /// Whether writing `canonical` at `i` would change nothing and the context asks to skip such writes.
     private func isUnchangedWrite(_ canonical: Any?, at i: Int, _ type: AttributeType?) -> Bool {
         // An inserted object's writes are no update to report; comparing them would only cost.

@@ -163,6 +163,25 @@ extension PersistentStore {
         // is read, straight from its bytes (or, to check a residual, through one reused row): no array
         // per row.
         let isFinal = (plan.sortedByAccess || fetch.sort.isEmpty) && (pushed || (fetch.offset == 0 && fetch.limit == nil))
+        if isFinal, !pushed, plan.residual == nil, let probes = plan.access.uniqueProbes(in: table) {
+            // An `IN` list on a unique index (an import finding its objects by ID): each value names at
+            // most one row, so the index is probed for all of them at once, in key order, and their rows
+            // read together, instead of one index scan per value. The rows come in the list's order, as
+            // the scans gave them.
+            let keys = try snapshot.firstKeys(in: tableName, index: probes.index, equalTo: probes.values).compactMap { $0 }
+            statistics.indexScans += probes.values.count
+            var records: [ObjectRecord] = []
+            records.reserveCapacity(keys.count)
+            try snapshot.keyedRows(of: tableName).withRows(forKeys: keys) { i, encoded in
+                guard let encoded else {
+                    throw StorageError.corruption(file: "index '\(probes.index)'", offset: 0,
+                                                  reason: "entry for missing row \(keys[i]) in table '\(tableName)'")
+                }
+                statistics.rowsExamined += 1
+                records.append(try decoder.record(from: encoded))
+            }
+            return records
+        }
         if isFinal, plan.access != .fullScan, !plan.access.isByKeys {
             var records: [ObjectRecord] = []
             // A limit pushed into the scan bounds the records (growing the array by doubling reallocated
@@ -275,5 +294,24 @@ extension FetchPlan.AccessPath {
     var isByKeys: Bool {
         if case .keys = self { return true }
         return false
+    }
+
+    /// The values of an access path that probes one unique index of `table` for whole keys, one scan
+    /// per value (an `IN` list on a uniquely constrained attribute), in scan order; nil for any other.
+    /// Values with a null are left to the scans: a unique index holds any number of rows with one.
+    func uniqueProbes(in table: TableMapping) -> (index: String, values: [[Value]])? {
+        guard case .indexUnion(let scans) = self, !scans.isEmpty else { return nil }
+        var name: String?
+        var values: [[Value]] = []
+        values.reserveCapacity(scans.count)
+        for scan in scans {
+            guard case .index(let index, let equal, nil, nil, false) = scan, name == nil || name == index,
+                !equal.contains(where: \.isNull) else { return nil }
+            name = index
+            values.append(equal)
+        }
+        guard let name, let definition = table.schema.indexes.first(where: { $0.name == name }), definition.isUnique,
+            values.allSatisfy({ $0.count == definition.columns.count }) else { return nil }
+        return (name, values)
     }
 }

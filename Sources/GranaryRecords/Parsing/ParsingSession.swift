@@ -16,6 +16,7 @@ final class ParsingSession {
         var objects: [T.EntityID: T] = [:]
         var fetched: Set<T.EntityID> = []
         var entityName: String?
+        var entity: EntityDescription?
         var idName: String?
         var jsonKey: String?
         var prefetchedKeys: Set<String> = []
@@ -101,24 +102,29 @@ final class ParsingSession {
     /// Fetches the objects of these IDs that exist (pending inserts included), ≤ `batchSize` IDs a query.
     func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID]) throws {
         let table = table(T.self)
-        var wanted: [T.EntityID] = []
-        var seen = Set<T.EntityID>(minimumCapacity: ids.count)
-        for id in ids where table.objects[id] == nil && !table.fetched.contains(id) && seen.insert(id).inserted { wanted.append(id) }
-        guard !wanted.isEmpty else { return }
         // Grown once: an import of 100,000 existing objects would otherwise rehash both tables as they fill.
+        table.fetched.reserveCapacity(table.fetched.count + ids.count)
+        // Each ID is marked fetched as it is picked, which also drops repeats: a second set for them and
+        // a union afterwards cost more than the fetch's bookkeeping. A fetch that throws unmarks them.
+        var wanted: [T.EntityID] = []
+        for id in ids where table.objects[id] == nil && table.fetched.insert(id).inserted { wanted.append(id) }
+        guard !wanted.isEmpty else { return }
         table.objects.reserveCapacity(table.objects.count + wanted.count)
-        table.fetched.reserveCapacity(table.fetched.count + wanted.count)
-        let name = try idName(T.self)
-        var start = 0
-        while start < wanted.count {
-            let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
-            var request = T.fetchRequest()
-            request.filter = FetchPredicate.key(name).isIn(chunk).node
-            request.includesPendingChanges = !ownsPendingChanges
-            for object in try context.fetch(request) { table.objects[object[keyPath: T.idKeyPath]] = object }
-            start += Self.batchSize
+        do {
+            let name = try idName(T.self)
+            var start = 0
+            while start < wanted.count {
+                let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
+                var request = T.fetchRequest()
+                request.filter = FetchPredicate.key(name).isIn(chunk).node
+                request.includesPendingChanges = !ownsPendingChanges
+                for object in try context.fetch(request) { table.objects[object[keyPath: T.idKeyPath]] = object }
+                start += Self.batchSize
+            }
+        } catch {
+            for id in wanted { table.fetched.remove(id) }
+            throw error
         }
-        table.fetched.formUnion(wanted)
     }
 
     /// The object with this ID: from this call, from the store (pending inserts included) or new.
@@ -138,9 +144,11 @@ final class ParsingSession {
                 return found
             }
         }
-        guard let entity = context.model?.entity(for: T.self) else {
+        // Looked up once per class: the model searches its entities for the class on every call.
+        guard let entity = table.entity ?? context.model?.entity(for: T.self) else {
             throw ParsingError(.unknownEntity, entity: String(describing: T.self))
         }
+        table.entity = entity
         let created = T(entity: entity, insertInto: context)
         // By name when the ID is a plain attribute: a write through the key path goes through the
         // property wrapper's read-and-write-back, several times the cost, once per new object.
