@@ -396,37 +396,13 @@ extension DataFileTests {
     @Test func devicesConvergeWithLargeValuesRemovedFilesAndRebases() async {
         await propertyCheck(count: 10, input: Gen.int(in: 0...Int.max)) { seed in
             // propertyCheck drops what its body throws: an error must be an issue.
-            do { try await Self.checkWithRebases(seed: seed, steps: 40) } catch { Issue.record("seed \(seed): \(error)") }
-        }
-    }
-
-    static func checkWithRebases(seed: Int, steps: Int) async throws {
-        var g = SplitMix(seed: seed)
-        let root = try makeScratchDirectory()
-        defer { removeScratch(root) }
-        let cloud = MemoryFileSystem()
-        let model = try syncNotesModel(attachments: true)
-        let devices = try ["a", "b", "c"].map { try SyncTestDevice($0, in: root, model: model, cloud: cloud) }
-        for device in devices { try await device.ensemble.leech() }
-        var log: [String] = []
-        for _ in 0..<steps {
-            let device = devices.randomElement(using: &g)!
-            if Int.random(in: 0..<8, using: &g) == 0 {
-                try await device.ensemble.merge(options: .forceRebase)
-                log.append("\(device.name): merge, rebasing")
-            } else {
-                log.append(try await EnsembleConvergencePropertyTests.step(&g, on: device))
+            // The default policy: rebases keep what active devices have not integrated.
+            do {
+                try await RebaseEnsembleTests.checkWithRebases(seed: seed, steps: 40, policy: RebasePolicy(), expectIdle: true)
+            } catch {
+                Issue.record("seed \(seed): \(error)")
             }
         }
-        try await mergeAll(devices, rounds: 3)
-        let graphs = try devices.map { try $0.graph() }
-        let history = log.suffix(60).joined(separator: "\n")
-        for (device, graph) in zip(devices, graphs) {
-            #expect(graph.duplicates.isEmpty, "seed \(seed): \(device.name) has duplicates \(graph.duplicates)\n\(history)")
-            #expect(device.ensemble.status == .idle, "seed \(seed): \(device.name) is \(device.ensemble.status)\n\(history)")
-        }
-        #expect(graphs[0] == graphs[1], "seed \(seed): a and b differ\na:\n\(graphs[0])\nb:\n\(graphs[1])\n\(history)")
-        #expect(graphs[0] == graphs[2], "seed \(seed): a and c differ\na:\n\(graphs[0])\nc:\n\(graphs[2])\n\(history)")
     }
 }
 

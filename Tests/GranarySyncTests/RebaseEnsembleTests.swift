@@ -84,16 +84,19 @@ import Testing
         #expect(try names(in: "baselines", of: folder).isEmpty)
     }
 
-    /// The three-device convergence property with rebases at random moments on random devices, and a
-    /// policy that treats every other device as inactive: each rebase removes everything the rebasing
-    /// device has, so the others keep catching up from baselines, concurrent ones included (M32).
-    static func checkWithRebases(seed: Int, steps: Int) async throws {
+    /// The three-device convergence property (attachments inline and as data files, removed data files,
+    /// relaunches) with rebases at random moments on random devices. By default with a policy that treats
+    /// every other device as inactive: each rebase removes everything the rebasing device has, so the
+    /// others keep catching up from baselines, concurrent ones included (M32). `expectIdle`: every device
+    /// ends with nothing waiting (what a missing data file would leave).
+    static func checkWithRebases(seed: Int, steps: Int, policy: RebasePolicy = RebasePolicy(inactiveAfter: 0),
+                                 expectIdle: Bool = false) async throws {
         var g = SplitMix(seed: seed)
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }
         let cloud = MemoryFileSystem()
         let model = try syncNotesModel(attachments: true)
-        let configuration = EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", rebase: RebasePolicy(inactiveAfter: 0))
+        let configuration = EnsembleConfiguration(globalIdentifierAttribute: "uniqueIdentifier", rebase: policy)
         let devices = try ["a", "b", "c"].map { try SyncTestDevice($0, in: root, model: model, cloud: cloud, configuration: configuration) }
         for device in devices { try await device.ensemble.leech() }
         var log: [String] = []
@@ -113,6 +116,7 @@ import Testing
         let history = log.suffix(60).joined(separator: "\n")
         for (device, graph) in zip(devices, graphs) {
             #expect(graph.duplicates.isEmpty, "seed \(seed): \(device.name) has duplicates \(graph.duplicates)\n\(history)")
+            if expectIdle { #expect(device.ensemble.status == .idle, "seed \(seed): \(device.name) is \(device.ensemble.status)\n\(history)") }
         }
         #expect(graphs[0] == graphs[1], "seed \(seed): a and b differ after \(rebases) rebases\na:\n\(graphs[0])\nb:\n\(graphs[1])\n\(history)")
         #expect(graphs[0] == graphs[2], "seed \(seed): a and c differ after \(rebases) rebases\na:\n\(graphs[0])\nc:\n\(graphs[2])\n\(history)")
