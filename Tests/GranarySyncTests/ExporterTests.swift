@@ -157,6 +157,34 @@ import Testing
         #expect(try await a.export() == Exporter.Report())
     }
 
+    /// The sizes of exported files are recorded with the export, so a new process compares the listing
+    /// with them instead of reading back every event it ever exported; a copy cut short while the writer
+    /// was not running is still found and replaced.
+    @Test func exportedFileSizesOutliveTheProcessAndStillFindACutCopy() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { removeScratch(scratch) }
+        let root = scratch.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
+        try await a.leech()
+        let events = try a.record(2)
+        try await a.export()
+        let expected = try events.flatMap { try Self.expectedFiles($0, layout: a.layout) }
+        let recorded = try a.store.ownFileSizes()
+        #expect(recorded.count == expected.count)
+        for (path, bytes) in expected {
+            #expect(recorded[String(path.split(separator: "/").last!)] == Int64(bytes.count), "\(path)")
+        }
+
+        try a.reopen()
+        let (path, bytes) = try #require(expected.last)
+        try bytes.prefix(3).write(to: root.appendingPathComponent(path))
+        let repair = try await a.export()
+        #expect(repair.repaired == [String(path.split(separator: "/").last!)])
+        #expect(try Data(contentsOf: root.appendingPathComponent(path)) == bytes)
+    }
+
     @Test func aFlippedByteInAnExportedFileIsRepairedAtThePeriodicContentCheck() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }

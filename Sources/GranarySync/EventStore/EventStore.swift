@@ -204,9 +204,7 @@ final class EventStore: Sendable {
     /// - Throws: `EventStoreError.unknownEvent`, `.wrongStatus` for an event not local and unexported
     ///   (nothing is changed then); `.storage`.
     func markExported(_ ids: [EventID]) throws(EventStoreError) {
-        try write("mark events exported") { tx in
-            for id in ids { try self.move(id, from: .localUnexported, to: .exported, in: tx) }
-        }
+        try markExported(ids, files: [])
     }
 
     /// Writes `step` in one commit: the merge's finalize (§12.3).
@@ -335,7 +333,7 @@ final class EventStore: Sendable {
         try writeState(state, in: tx)
     }
 
-    private func move(_ id: EventID, from old: EventStatus, to new: EventStatus, in tx: WriteTransaction) throws {
+    func move(_ id: EventID, from old: EventStatus, to new: EventStatus, in tx: WriteTransaction) throws {
         let table = EventStoreSchema.Event.name
         guard let key = try Self.eventKey(id, in: tx.snapshot), var row = try tx.row(in: table, key: key) else {
             throw EventStoreError.unknownEvent(path: path, id: id)

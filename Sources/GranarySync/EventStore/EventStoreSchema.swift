@@ -113,5 +113,5 @@ enum EventStoreSchema {
     }
 
     static let tables = [State.schema, Event.schema, Object.schema, Register.schema, Member.schema, RemoteFile.schema, Cloud.schema,
-                         PendingMergeTable.schema, BaselineTable.schema, NewestEvent.schema, DataFileTable.schema]
+                         PendingMergeTable.schema, BaselineTable.schema, NewestEvent.schema, DataFileTable.schema, OwnFile.schema]
 }

@@ -44,6 +44,8 @@ final class Exporter: Sendable {
     /// This store's exported files already found at their right size, by name: each is checked once per
     /// process (and again if its listed size changes), not at every merge.
     private let verifiedSizes = Mutex<[String: Int64]>([:])
+    /// Whether `verifiedSizes` holds the sizes the event store recorded at export.
+    private let loadedOwnSizes = Mutex(false)
     /// How many exports ran in this process, for the periodic content check.
     private let exportRuns = Mutex(0)
     /// Every how many exports this store's files are downloaded and compared (0: never).
@@ -94,11 +96,13 @@ final class Exporter: Sendable {
         try await exportDataFiles(against: snapshot, checksContents: checksContents, report: &report)
 
         var batch: [EventID] = []
+        var batchFiles: [(name: String, size: Int64)] = []
         func commit() throws(SyncError) {
             guard !batch.isEmpty else { return }
-            do { try eventStore.markExported(batch) } catch { throw SyncError(error) }
+            do { try eventStore.markExported(batch, files: batchFiles) } catch { throw SyncError(error) }
             report.exported += batch
             batch = []
+            batchFiles = []
         }
         for event in events {
             let files = EventFileParts.files(id: event.id, globalCount: event.globalCount, payload: event.payload,
@@ -110,6 +114,7 @@ final class Exporter: Sendable {
                 throw error
             }
             batch.append(event.id)
+            batchFiles += files.map { ($0.name.fileName, Int64($0.bytes.count)) }
             if batch.count >= batchSize { try commit() }
         }
         try commit()
@@ -187,6 +192,13 @@ final class Exporter: Sendable {
     /// every `contentCheckInterval`-th export downloads this store's files and compares them.
     private func repairOwnFiles(in snapshot: CloudSnapshot, store: StoreID, checksContents: Bool,
                                 report: inout Report) async throws(SyncError) {
+        // The sizes recorded at export, once per process; then those this process verified or uploaded.
+        if !loadedOwnSizes.withLock({ $0 }) {
+            let recorded: [String: Int64]
+            do { recorded = try eventStore.ownFileSizes() } catch { throw SyncError(error) }
+            verifiedSizes.withLock { sizes in sizes.merge(recorded) { mine, _ in mine } }
+            loadedOwnSizes.withLock { $0 = true }
+        }
         let verified = verifiedSizes.withLock { $0 }
         // One event's files at a time: the parts of a large event are listed together, and its payload
         // is read and cut once for all of them.
