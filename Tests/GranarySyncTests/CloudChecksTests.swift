@@ -58,9 +58,7 @@ import Testing
     @Test func aReplacedSharedFolderForcesADeleechAndAnUnmountedOneIsAnError() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, cloud) = try sharedFolder(in: scratch)
         let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
         try await a.leech()
         try await a.export()

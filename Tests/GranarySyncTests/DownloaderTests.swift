@@ -75,9 +75,7 @@ import Testing
     func aDamagedFileIsNotYetArrivedAndIntegratesOnceItArrivesWhole(damage: String) async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, cloud) = try sharedFolder(in: scratch)
         let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
         let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
         try await a.leech()
@@ -165,9 +163,7 @@ import Testing
     @Test func theFolderDisappearingMidDownloadLosesNothingAndTheNextRunCompletesWithoutDuplicates() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let shared = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, shared) = try sharedFolder(in: scratch)
         let a = try TransferDevice("a", in: scratch, fileSystem: shared)
         try await a.leech()
         let events = try a.record(10)

@@ -129,9 +129,7 @@ import Testing
     @Test func aTruncatedCopyOfAnExportedFileIsUploadedAgainByItsWriterAndThenReachesItsReaders() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, cloud) = try sharedFolder(in: scratch)
         let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
         let b = try TransferDevice("b", in: scratch, fileSystem: cloud)
         try await a.leech()
@@ -163,9 +161,7 @@ import Testing
     @Test func exportedFileSizesOutliveTheProcessAndStillFindACutCopy() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let cloud = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, cloud) = try sharedFolder(in: scratch)
         let a = try TransferDevice("a", in: scratch, fileSystem: cloud)
         try await a.leech()
         let events = try a.record(2)

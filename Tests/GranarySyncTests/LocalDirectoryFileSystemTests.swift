@@ -28,9 +28,7 @@ import Testing
     @Test func aFolderThatVanishesIsReportedAsUnavailable() async throws {
         let scratch = try makeScratchDirectory()
         defer { removeScratch(scratch) }
-        let root = scratch.appendingPathComponent("shared")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        let fileSystem = LocalDirectoryFileSystem(rootDirectory: root)
+        let (root, fileSystem) = try sharedFolder(in: scratch)
         try await fileSystem.connect()
         try await fileSystem.createDirectory(atPath: "Notes")
         try FileManager.default.removeItem(at: root)

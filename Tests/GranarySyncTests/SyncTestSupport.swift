@@ -41,3 +41,11 @@ func localFile(_ data: Data, in directory: URL, name: String = UUID().uuidString
     try data.write(to: url)
     return url
 }
+
+/// A folder `shared` under `scratch` and a `LocalDirectoryFileSystem` on it: the cloud of tests that
+/// reach into its files directly.
+func sharedFolder(in scratch: URL) throws -> (root: URL, cloud: LocalDirectoryFileSystem) {
+    let root = scratch.appendingPathComponent("shared")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+    return (root, LocalDirectoryFileSystem(rootDirectory: root))
+}
