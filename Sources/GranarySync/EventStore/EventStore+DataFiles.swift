@@ -82,7 +82,10 @@ extension EventStore {
     /// The bytes of data file `name`, nil when the store does not hold it.
     /// - Throws: `EventStoreError.storage`, `.damaged`.
     func dataFileBytes(_ name: CloudFileName) throws(EventStoreError) -> Data? {
-        let snapshot = engine.read()
+        try dataFileBytes(name, in: engine.read())
+    }
+
+    private func dataFileBytes(_ name: CloudFileName, in snapshot: Snapshot) throws(EventStoreError) -> Data? {
         let found: (key: Int64, row: Row)?
         do {
             found = try snapshot.query(IndexQuery(table: DataFileTable.name, index: DataFileTable.byName,
@@ -130,10 +133,16 @@ extension EventStore {
         try dataFiles { $0.isOwn && !$0.isExported }
     }
 
-    /// The held data files of `names`, with their bytes.
+    /// The held data files of `names`, with their bytes, by index lookups (an export asks for the few
+    /// files due, not for every file held).
     /// - Throws: `EventStoreError.storage`, `.damaged`.
     func dataFiles(named names: Set<CloudFileName>) throws(EventStoreError) -> [DataFileRecord] {
-        try dataFiles { names.contains($0.name) }
+        let snapshot = engine.read()
+        var files: [DataFileRecord] = []
+        for name in names.sorted(by: { $0.fileName < $1.fileName }) {
+            if let bytes = try dataFileBytes(name, in: snapshot) { files.append(DataFileRecord(name: name, bytes: bytes)) }
+        }
+        return files
     }
 
     private func dataFiles(where include: (DataFileEntry) -> Bool) throws(EventStoreError) -> [DataFileRecord] {
