@@ -316,21 +316,21 @@ struct MergeIntegrator {
         }
         // The save committed: from here a failure leaves the pending record for recovery to finalize.
         try afterStoreSave?()
-        if pending.historyToken == nil { pending.historyToken = try capturedPastOwnSave(history, before: tokenBefore) }
+        if pending.historyToken == nil {
+            pending.historyToken = try capturedPastOwnSave(history, captured: state.historyToken, before: tokenBefore)
+        }
         do { try eventStore.finalizeMerge(pending) } catch { throw SyncError(error) }
         outcome.changes = saved
         return .done(outcome)
     }
 
     /// The history token just after the merge's own save when capture had read everything before it
-    /// and the save is the only transaction since: the next capture would read that transaction, whole,
-    /// only to skip it as the merge's (a large merge's save is as large as its events). Nil otherwise,
-    /// leaving the token where capture left it.
-    private func capturedPastOwnSave(_ history: HistoryReader, before: PersistentHistoryToken) throws(SyncError) -> Data? {
-        let state: EventStoreState
-        do { state = try eventStore.state() } catch { throw SyncError(error) }
-        let captured = try history.decode(state.historyToken)
-        guard captured == before else { return nil }
+    /// (`captured`, the state's token: only capture moves it, and capture does not run during an
+    /// attempt) and the save is the only transaction since: the next capture would read that
+    /// transaction, whole, only to skip it as the merge's (a large merge's save is as large as its
+    /// events). Nil otherwise, leaving the token where capture left it.
+    private func capturedPastOwnSave(_ history: HistoryReader, captured: Data?, before: PersistentHistoryToken) throws(SyncError) -> Data? {
+        guard try history.decode(captured) == before else { return nil }
         let after = try history.currentToken()
         guard after.transactionNumber == before.transactionNumber + 1 else { return nil }
         return try HistoryReader.encode(after)
