@@ -15,12 +15,9 @@ import Testing
     static let folders = ["f1", "f2"]
     static let tags = ["t1", "t2", "t3"]
 
-    /// One random step on `device`. `removesCloudDataFiles: false` turns the step that deletes the
-    /// cloud's data files into a merge (see `RebaseEnsembleTests.checkWithRebases`).
-    static func step(_ g: inout SplitMix, on device: SyncTestDevice, removesCloudDataFiles: Bool = true) async throws -> String {
-        var choice = Int.random(in: 0..<18, using: &g)
-        if choice == 13 && !removesCloudDataFiles { choice = 17 }
-        switch choice {
+    /// One random step on `device`.
+    static func step(_ g: inout SplitMix, on device: SyncTestDevice) async throws -> String {
+        switch Int.random(in: 0..<18, using: &g) {
         case 0..<3:
             let id = notes.randomElement(using: &g)!
             let text = "text \(Int.random(in: 0..<100, using: &g))"

@@ -89,13 +89,8 @@ import Testing
     /// every other device as inactive: each rebase removes everything the rebasing device has, so the
     /// others keep catching up from baselines, concurrent ones included (M32). `expectIdle`: every device
     /// ends with nothing waiting (what a missing data file would leave).
-    ///
-    /// Known gap (issue 21, open): with every other device counted inactive, a device whose data files
-    /// are deleted from the cloud by hand can leave a baseline whose files nobody uploads again, and a
-    /// device that needs that baseline waits until the next rebase (`removesCloudDataFiles`, replayed
-    /// by `aBaselineWhoseDataFilesWereDeletedByHandIsTheKnownGap`).
     static func checkWithRebases(seed: Int, steps: Int, policy: RebasePolicy = RebasePolicy(inactiveAfter: 0),
-                                 removesCloudDataFiles: Bool = true, expectIdle: Bool = false) async throws {
+                                 expectIdle: Bool = false) async throws {
         var g = SplitMix(seed: seed)
         let root = try makeScratchDirectory()
         defer { removeScratch(root) }
@@ -113,7 +108,7 @@ import Testing
                 rebases += 1
                 log.append("\(device.name): rebase")
             } else {
-                log.append(try await EnsembleConvergencePropertyTests.step(&g, on: device, removesCloudDataFiles: removesCloudDataFiles))
+                log.append(try await EnsembleConvergencePropertyTests.step(&g, on: device))
             }
         }
         try await mergeAll(devices, rounds: 3)
@@ -129,16 +124,15 @@ import Testing
 
     @Test func threeDevicesRebasingAtRandomConverge_M32() async {
         await propertyCheck(count: 10, input: Gen.int(in: 0...Int.max)) { seed in
-            await #expect(throws: Never.self) { try await Self.checkWithRebases(seed: seed, steps: 40, removesCloudDataFiles: false) }
+            await #expect(throws: Never.self) { try await Self.checkWithRebases(seed: seed, steps: 40, expectIdle: true) }
         }
     }
 
     /// A seed the random runs found: every data file deleted from the cloud by hand, then rebases that
-    /// count the other devices inactive; b needs the last baseline, one of whose data files nobody
-    /// uploads again, and waits for 6 events after the final merges. Replayed so that it stays visible.
-    @Test func aBaselineWhoseDataFilesWereDeletedByHandIsTheKnownGap() async {
-        await withKnownIssue("a baseline's data file deleted from the cloud by hand is not uploaded again (issue 21)") {
-            try await Self.checkWithRebases(seed: 8_499_130_982_494_926_155, steps: 40)
-        }
+    /// count the other devices inactive. b needs the last baseline, which names a data file whose writer
+    /// had moved past it; the writer keeps such files while a listed baseline names them, so it uploads
+    /// the file again and b joins the baseline.
+    @Test func aBaselineNamingADataFileItsWriterMovedPastIsJoined() async throws {
+        try await Self.checkWithRebases(seed: 8_499_130_982_494_926_155, steps: 40, expectIdle: true)
     }
 }

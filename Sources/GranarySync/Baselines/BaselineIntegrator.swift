@@ -139,7 +139,7 @@ struct BaselineIntegrator: Sendable {
     }
 
     /// The bytes of the remote file `name`, through a transit file that is removed afterwards.
-    private func download(_ name: CloudFileName) async throws(SyncError) -> Data {
+    func download(_ name: CloudFileName) async throws(SyncError) -> Data {
         let url = transitDirectory.appendingPathComponent(name.fileName)
         defer { try? FileManager.default.removeItem(at: url) }
         do {

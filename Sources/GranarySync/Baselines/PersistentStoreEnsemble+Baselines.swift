@@ -35,8 +35,13 @@ extension PersistentStoreEnsemble {
         guard !found.isEmpty else { return }
         let vector = found.reduce(RevisionVector()) { $0.joined(with: $1.summary.vector) }
         do {
-            let outcome = try await DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore)
-                .clean(exceptEventsCoveredBy: vector)
+            var known: [String: Set<CloudFileName>] = [:]
+            for baseline in baselines.baselines {
+                known[baseline.summary.stem] = baseline.ledger.objects.values.reduce(into: Set()) { $0.formUnion(LargeValues.references(in: $1)) }
+            }
+            let cleaner = DataFileCleaner(fileSystem: cloudFileSystem, layout: layout, eventStore: pipeline.eventStore,
+                                          transitDirectory: pipeline.transit.download, knownBaselineReferences: known)
+            let outcome = try await cleaner.clean(exceptEventsCoveredBy: vector)
             log(.verbose, "dropped \(outcome.droppedRows.count) data files, removed \(outcome.removedFiles.count) of this store's from the cloud")
         } catch {
             log(.warning, "data files left after a baseline: \(error)")

@@ -56,8 +56,13 @@ struct Rebaser: Sendable {
         let summary = BaselineSummary(id: UUID(), writer: state.storeID, globalCount: count, vector: state.integrated)
         let cutoff = cutoff.met(with: state.integrated)
         var writer = BaselineWriter(summary: summary, directory: transitDirectory, maximumPayload: maximumPartPayload)
+        // The data files the baseline names, so that the clean-up of step 4 need not read it back.
+        var references = Set<CloudFileName>()
         do {
-            try LedgerRowStream.forEachObject(in: snapshot, path: path) { object in try writer.append(object) }
+            try LedgerRowStream.forEachObject(in: snapshot, path: path) { object in
+                references.formUnion(LargeValues.references(in: object))
+                try writer.append(object)
+            }
         } catch {
             throw Self.syncError(error, "read the ledger for a baseline")
         }
@@ -84,7 +89,9 @@ struct Rebaser: Sendable {
             cutoff: cutoff, dominatedBy: summary.vector)
 
         // 4. The data files only the covered events named.
-        outcome.removedDataFiles = try await DataFileCleaner(fileSystem: fileSystem, layout: layout, eventStore: eventStore)
+        outcome.removedDataFiles = try await DataFileCleaner(fileSystem: fileSystem, layout: layout, eventStore: eventStore,
+                                                             transitDirectory: transitDirectory,
+                                                             knownBaselineReferences: [summary.stem: references])
             .clean().removedFiles
         return outcome
     }
