@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "GranaryCoreData", targets: ["GranaryCoreData"]),
         .library(name: "GranaryRecords", targets: ["GranaryRecords"]),
         .library(name: "GranarySync", targets: ["GranarySync"]),
+        .library(name: "GranaryConnect", targets: ["GranaryConnect"]),
         .executable(name: "granary", targets: ["granary"]),
     ],
     dependencies: [
@@ -46,6 +47,12 @@ let package = Package(
         // Sync between stores through any cloud file system (Ensembles' feature set): events exchanged as
         // immutable files, framed with GranaryStorage's checksum and compressor.
         .target(name: "GranarySync", dependencies: ["Granary", "GranaryStorage", .product(name: "Logging", package: "swift-log")]),
+        // Managed actions over a stack (Coherence's Connect): generic and entity actions run in lanes and
+        // watched through proxies, feeds merged by unique key, a durable outbox of local edits.
+        .target(
+            name: "GranaryConnect",
+            dependencies: ["Granary", "GranaryStack", "GranaryRecords", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "granary",
             dependencies: [
@@ -95,6 +102,13 @@ let package = Package(
             dependencies: [
                 "GranarySync", "Granary", "GranaryStorage",
                 "granary-crashtest",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "GranaryConnectTests",
+            dependencies: [
+                "GranaryConnect", "GranaryRecords", "GranaryStack", "Granary",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

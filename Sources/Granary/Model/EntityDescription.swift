@@ -26,6 +26,8 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     ///   - renamingIdentifier: The entity's name in an earlier model version, or an identifier both versions
     ///     carry, so that migration renames the entity instead of dropping one and adding another.
     ///   - fetchedProperties: Properties whose values are fetches, evaluated when read and never stored.
+    ///   - userInfo: Xcode's "User Info" pane of the entity: settings for code that reads the model
+    ///     (GranaryConnect's `uniquenessAttributes`, say). Not part of the version hash, as in Core Data.
     public init(
         name: String,
         objectType: (any AnyObject.Type)? = nil,
@@ -35,13 +37,14 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
         uniquenessConstraints: [[String]] = [],
         indexes: [FetchIndexDescription] = [],
         renamingIdentifier: String? = nil,
-        fetchedProperties: [FetchedPropertyDescription] = []
+        fetchedProperties: [FetchedPropertyDescription] = [],
+        userInfo: [String: String] = [:]
     ) {
         let declaration = EntityDeclaration(
             name: name, objectType: objectType, isAbstract: isAbstract, superentityName: superentityName,
             properties: properties.map { $0.declared(in: name) }, uniquenessConstraints: uniquenessConstraints,
             indexes: indexes, renamingIdentifier: renamingIdentifier,
-            fetchedProperties: fetchedProperties.map { $0.declared(in: name) })
+            fetchedProperties: fetchedProperties.map { $0.declared(in: name) }, userInfo: userInfo)
         self.init(storage: EntityStorage(standalone: declaration), graph: nil)
     }
 
@@ -68,6 +71,9 @@ public struct EntityDescription: Sendable, Hashable, CustomStringConvertible {
     public var declaredProperties: [PropertyDescription] { storage.visibleDeclaredProperties }
     /// Property lists whose combined values must be unique; includes only this entity's own constraints.
     public var uniquenessConstraints: [[String]] { storage.declaration.uniquenessConstraints }
+    /// The entity's own user info (Core Data's `userInfo`, Xcode's "User Info" pane); a superentity's
+    /// entries are not inherited here.
+    public var userInfo: [String: String] { storage.declaration.userInfo }
     /// The indexes this entity declares with `Index`; `isIndexed` attributes are not repeated here.
     public var indexes: [FetchIndexDescription] { storage.declaration.indexes }
     /// The entity's name in the previous model version, for migration.
@@ -161,6 +167,7 @@ struct EntityDeclaration: Sendable {
     let indexes: [FetchIndexDescription]
     let renamingIdentifier: String?
     var fetchedProperties: [FetchedPropertyDescription] = []
+    var userInfo: [String: String] = [:]
 }
 
 /// An entity's declaration and its resolution in one model; shared by every `EntityDescription` copy.

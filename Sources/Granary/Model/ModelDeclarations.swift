@@ -20,9 +20,10 @@ public struct Entity: Sendable {
         abstract: Bool = false,
         parent: String? = nil,
         renamingIdentifier: String? = nil,
+        userInfo: [String: String] = [:],
         @EntityBuilder _ content: () -> [EntityComponent] = { [] }
     ) {
-        entity = Self.make(name, type, abstract, parent, renamingIdentifier, content())
+        entity = Self.make(name, type, abstract, parent, renamingIdentifier, userInfo, content())
     }
 
     /// An entity without a class of its own; its objects use the object layer's generic class.
@@ -31,14 +32,15 @@ public struct Entity: Sendable {
         abstract: Bool = false,
         parent: String? = nil,
         renamingIdentifier: String? = nil,
+        userInfo: [String: String] = [:],
         @EntityBuilder _ content: () -> [EntityComponent] = { [] }
     ) {
-        entity = Self.make(name, nil, abstract, parent, renamingIdentifier, content())
+        entity = Self.make(name, nil, abstract, parent, renamingIdentifier, userInfo, content())
     }
 
     private static func make(
         _ name: String, _ type: (any AnyObject.Type)?, _ abstract: Bool, _ parent: String?, _ renaming: String?,
-        _ components: [EntityComponent]
+        _ userInfo: [String: String], _ components: [EntityComponent]
     ) -> EntityDescription {
         var properties: [PropertyDescription] = []
         var constraints: [[String]] = []
@@ -55,7 +57,7 @@ public struct Entity: Sendable {
         return EntityDescription(
             name: name, objectType: type, isAbstract: abstract, superentityName: parent, properties: properties,
             uniquenessConstraints: constraints, indexes: indexes, renamingIdentifier: renaming,
-            fetchedProperties: fetchedProperties)
+            fetchedProperties: fetchedProperties, userInfo: userInfo)
     }
 }
 

@@ -394,7 +394,8 @@ struct ModelResolver {
                     name: declaration.name, objectType: declaration.objectType, isAbstract: declaration.isAbstract,
                     superentityName: declaration.superentityName, properties: ownProperties[index],
                     uniquenessConstraints: declaration.uniquenessConstraints, indexes: declaration.indexes,
-                    renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties),
+                    renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties,
+                    userInfo: declaration.userInfo),
                 superIndex: superIndex[index], subIndices: subIndices[index], descendantIndices: descendants(of: index),
                 rootIndex: root(of: index), properties: resolvedProperties[index],
                 fetchedProperties: resolvedFetchedProperties[index])

@@ -97,7 +97,8 @@ struct XcodeInverseCheck {
                         name: declaration.name, objectType: declaration.objectType, isAbstract: declaration.isAbstract,
                         superentityName: declaration.superentityName, properties: properties,
                         uniquenessConstraints: declaration.uniquenessConstraints, indexes: declaration.indexes,
-                        renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties)),
+                        renamingIdentifier: declaration.renamingIdentifier, fetchedProperties: declaration.fetchedProperties,
+                    userInfo: declaration.userInfo)),
                 graph: nil)
         }
     }

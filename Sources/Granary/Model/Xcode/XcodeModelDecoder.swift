@@ -120,6 +120,7 @@ struct XcodeModelDecoder {
         var constraints: [[String]] = []
         var indexes: [FetchIndexDescription] = []
         var fetchedProperties: [FetchedPropertyDescription] = []
+        var entityUserInfo: [String: String] = [:]
         for child in element.children {
             diagnostics.attempt { () throws(XcodeModelError) in
                 switch child.tag {
@@ -164,7 +165,7 @@ struct XcodeModelDecoder {
                         }
                     }
                 case "userInfo":
-                    try userInfo(child)
+                    entityUserInfo.merge(try userInfo(child)) { _, new in new }
                 default:
                     throw .unknownElement(child.location, parent: element.tag)
                 }
@@ -174,7 +175,7 @@ struct XcodeModelDecoder {
             name: name, objectType: objectType, isAbstract: try element.flag("isAbstract"),
             superentityName: element.nonEmpty("parentEntity"), properties: properties, uniquenessConstraints: constraints,
             indexes: indexes, renamingIdentifier: element.renamingIdentifier,
-            fetchedProperties: fetchedProperties)
+            fetchedProperties: fetchedProperties, userInfo: entityUserInfo)
     }
 
     /// Attributes and relationships may carry a `<userInfo>`, and nothing else; anything else is reported.
@@ -189,15 +190,20 @@ struct XcodeModelDecoder {
 
     /// `<userInfo><entry key="…" value="…"/></userInfo>`: checked for shape, then dropped, since Granary's
     /// descriptions carry no user info.
-    private func userInfo(_ element: XcodeModelElement) throws(XcodeModelError) {
+    /// The `<entry key= value=/>` pairs of a `<userInfo>` (an entry without a value maps to "").
+    @discardableResult
+    private func userInfo(_ element: XcodeModelElement) throws(XcodeModelError) -> [String: String] {
         try element.checkAttributes([])
+        var entries: [String: String] = [:]
         for entry in element.children {
             diagnostics.attempt { () throws(XcodeModelError) in
                 guard entry.tag == "entry" else { throw .unknownElement(entry.location, parent: element.tag) }
                 try entry.checkAttributes(["key", "value"])
                 try entry.checkNoChildren()
+                entries[try entry.required("key")] = entry.string("value") ?? ""
             }
         }
+        return entries
     }
 
     /// `<tag><item value="a"/><item value="b"/></tag>`, as uniqueness constraints and compound indexes write
