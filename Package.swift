@@ -65,7 +65,7 @@ let package = Package(
         ),
         // Child processes for the crash tests: commits and reports acknowledgements, migrates, or uploads
         // into a shared folder, until killed.
-        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage", "Granary", "GranarySync"]),
+        .executableTarget(name: "granary-crashtest", dependencies: ["GranaryStorage", "Granary", "GranarySync", "GranaryConnect"]),
         .testTarget(
             name: "GranaryStorageTests",
             dependencies: [
@@ -108,9 +108,11 @@ let package = Package(
         .testTarget(
             name: "GranaryConnectTests",
             dependencies: [
-                "GranaryConnect", "GranaryRecords", "GranaryStack", "Granary",
+                "GranaryConnect", "GranaryRecords", "GranaryStack", "Granary", "granary-crashtest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            // The tests' web service, run from its source by python3 (see TestWebServer.swift).
+            exclude: ["Server"]
         ),
         // Apple's Core Data samples and an app-shaped persistence layer, ported with `import GranaryCoreData`.
         .testTarget(

@@ -26,6 +26,8 @@
 //       records, exports and rebases on a shared folder (see RebaseChild.swift)
 //   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
 //       saves and merges one device of a synced pair (see EnsembleChild.swift)
+//   granary-crashtest connect-outbox <store-directory> <server-url> <seed> [flush]
+//       saves edits that a GranaryConnect outbox sends to a web service (see OutboxChild.swift)
 import Foundation
 
 /// One unbuffered write(2) per line: a line reaches the parent before the next commit starts, and lines
@@ -48,5 +50,6 @@ case "sync-export": runExportChild(rest)
 case "sync-download": runDownloadChild(rest)
 case "sync-capture": runCaptureChild(rest)
 case "sync-rebase": runRebaseChild(rest)
+case "connect-outbox": runOutboxChild(rest)
 default: runEngineWriter(arguments)
 }

@@ -107,6 +107,21 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         } catch let error as StorageError { throw ContextError.storage(error) }
     }
 
+    /// Sets (or, with nil, removes) one user metadata entry of a store, leaving the others as they are,
+    /// in one commit: for bookkeeping that must not race with other code's entries (a read, then
+    /// `setMetadata(_:for:)`, could drop an entry written in between).
+    /// - Throws: `ContextError.storage` if the store cannot be written.
+    public func setMetadataValue(_ value: String?, forKey key: String, for store: PersistentStore) throws {
+        precondition(!StoreMetadata.modelKeys.contains(key), "\(key) is the store's own metadata entry")
+        do {
+            try store.engine.write { tx in
+                var metadata = tx.metadata
+                metadata.userInfo[key] = value
+                try tx.setMetadata(metadata)
+            }
+        } catch let error as StorageError { throw ContextError.storage(error) }
+    }
+
     /// How fetches through this coordinator were answered so far.
     public var fetchStatistics: FetchStatistics { lock.withLock { statisticsStorage } }
 

@@ -39,6 +39,7 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect {
         var managed = ManagedEntities(keys: [:], unmanaged: [:])
         /// Why the model named like the connect could not be had (`init(name:)` does not throw).
         var modelFailure: StackError?
+        var outbox: Outbox?
     }
     private let state: Mutex<State>
 
@@ -256,7 +257,47 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect {
         let context = newBackgroundContext()
         context.name = "\(name).action.\(A.self)"
         context.mergePolicy = .mergeByPropertyObjectTrump
-        return ActionContext(context: context, entityName: entity, connect: self, proxy: proxy)
+        // Saves of actions are the server's data: the outbox leaves them out.
+        context.transactionAuthor = Outbox.actionAuthor
+        var pending: (@Sendable (String) throws -> PendingLocalChanges)?
+        if let outbox = self.outbox {
+            pending = { entity in try outbox.pendingLocalChanges(of: entity) }
+        }
+        return ActionContext(context: context, entityName: entity, connect: self, proxy: proxy, pendingLocalChanges: pending)
+    }
+
+    // MARK: Outbox
+
+    /// The outbox, once `enableOutbox` made it.
+    public var outbox: Outbox? { state.withLock { $0.outbox } }
+
+    /// Starts recording local edits of managed entities for the server (see ``Outbox``).
+    /// - Parameters:
+    ///   - transport: Sends one entry to the server.
+    ///   - entities: The entities whose edits are sent; every managed entity when nil.
+    ///   - store: The store whose history is read; the first store that tracks history when nil.
+    ///   - retryPolicy: When a failed send is tried again.
+    ///   - flushesAutomatically: Flush after every save, and retry failures by the policy; when false,
+    ///     call `flush()` yourself (or schedule it).
+    /// - Throws: ``ConnectError/notStarted``; ``ConnectError/outboxUnavailable(_:)`` when no store tracks
+    ///   history, or an entity's key attribute is not kept on deletion; ``ConnectError/unmanagedEntity(_:reason:)``.
+    @discardableResult
+    public func enableOutbox(transport: some OutboxTransport, entities: Set<String>? = nil, store: PersistentStore? = nil,
+                             retryPolicy: OutboxRetryPolicy = OutboxRetryPolicy(), flushesAutomatically: Bool = true) throws(ConnectError) -> Outbox {
+        guard isStarted else { throw .notStarted }
+        let managed = managedEntityKeys
+        var keys: [String: [String]] = [:]
+        for entity in entities ?? Set(managed.keys) {
+            guard let attributes = managed[entity] else { throw .unmanagedEntity(entity, reason: "it has no uniqueness attributes") }
+            keys[entity] = attributes
+        }
+        guard let store = store ?? persistentStores.first(where: \.tracksPersistentHistory) else {
+            throw .outboxUnavailable("no attached store tracks persistent history (StoreConfiguration options: persistentHistoryTracking)")
+        }
+        let outbox = try Outbox(connect: self, store: store, keys: keys, transport: transport, retryPolicy: retryPolicy,
+                                flushesAutomatically: flushesAutomatically, logger: logger)
+        state.withLock { $0.outbox = outbox }
+        return outbox
     }
 
     private func withdrawn(_ proxy: ActionProxy) -> @Sendable () -> Void {

@@ -76,6 +76,9 @@ private struct FeedMergeRun {
     var report = FeedMergeReport()
     /// Every key the feed listed.
     var seen = Set<FeedKey>()
+    /// The objects this merge inserted, by key (held by the context until the save anyway): a later
+    /// record with the same key finds them here, not by a fetch over every pending insert.
+    var created: [FeedKey: ManagedObject] = [:]
 
     var objectContext: ManagedObjectContext { context.managedObjectContext }
 
@@ -96,7 +99,6 @@ private struct FeedMergeRun {
 
     private mutating func applyBatch(_ batch: [(index: Int, key: FeedKey, record: [String: Any])]) throws {
         let stored = try fetchStored(batch.map(\.key))
-        var created: [FeedKey: ManagedObject] = [:]
         for (index, key, record) in batch {
             if !seen.insert(key).inserted { report.repeatedKeys += 1 }
             if let object = stored[key] ?? created[key] {
@@ -136,6 +138,9 @@ private struct FeedMergeRun {
     /// its index), the rest of a composite key compared here.
     private func fetchStored(_ keys: [FeedKey]) throws -> [FeedKey: ManagedObject] {
         var request = FetchRequest<ManagedObject>(entityName: entity.name)
+        // Stored rows only: this merge's own inserts are in `created`, and evaluating the key list
+        // against every pending insert at each batch would make a long feed quadratic.
+        request.includesPendingChanges = false
         let firsts = Array(Set(keys.map { $0.values[0] }))
         request.filter = .isIn([self.keys[0]], firsts)
         let start = ContinuousClock.now
