@@ -48,7 +48,7 @@ enum ConnectTestModel {
                     Attribute("text", .string, defaultValue: "")
                 }
                 Entity("Document", abstract: true, userInfo: ["uniquenessAttributes": "code"]) {
-                    Attribute("code", .string)
+                    Attribute("code", .string, preservesValueInHistoryOnDeletion: true)
                 }
                 Entity("Invoice", parent: "Document") {
                     Attribute("amount", .double, defaultValue: 0.0)

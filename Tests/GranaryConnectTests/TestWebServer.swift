@@ -10,11 +10,11 @@ final class TestWebServer: Sendable {
     private let process: Process
 
     /// Starts the server; with `journal`, the outbox keys it applies survive its restarts in that file.
-    init(journal: URL? = nil) throws {
+    init(journal: URL? = nil, port: Int = 0) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Server/feed_server.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + (journal.map { ["--journal", $0.path] } ?? [])
+        process.arguments = ["python3", script.path, "--port", "\(port)"] + (journal.map { ["--journal", $0.path] } ?? [])
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

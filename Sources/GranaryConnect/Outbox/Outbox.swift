@@ -283,7 +283,16 @@ public final class Outbox: Sendable {
 
     private func entries(readingValues: Bool) throws -> [OutboxEntry] {
         let context = readerContext()
-        return try changes().map { pending in
+        let pendingChanges = try changes()
+        // An object deleted later in the outbox is named by its delete's tombstone in its earlier entries too.
+        var deletedKeys: [ManagedObjectID: [String: Value]] = [:]
+        for pending in pendingChanges where pending.change.changeType == .delete {
+            let attributes = keys[pending.change.changedObjectID.entityName] ?? []
+            deletedKeys[pending.change.changedObjectID] = Dictionary(uniqueKeysWithValues: attributes.map { name in
+                (name, pending.change.tombstone?[name].flatMap { FeedKey.value($0) } ?? .null)
+            })
+        }
+        return try pendingChanges.map { pending in
             let change = pending.change
             let entity = change.changedObjectID.entityName
             let attributes = keys[entity] ?? []
@@ -305,6 +314,7 @@ public final class Outbox: Sendable {
                     for name in attributes { key[name] = values[name] ?? .null }
                 }
             }
+            if key.isEmpty, let deleted = deletedKeys[change.changedObjectID] { key = deleted }
             let changed = change.updatedProperties ?? (kind == .insert ? Set(values.keys) : [])
             return OutboxEntry(idempotencyKey: "\(store.identifier.uuidString)-\(pending.transaction.transactionNumber)-\(pending.index)",
                                entityName: entity, kind: kind, key: key, values: values, changedProperties: changed,
