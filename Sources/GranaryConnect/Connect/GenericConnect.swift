@@ -26,7 +26,7 @@ import Synchronization
 ///
 /// Start and finish of every action are posted as ``Foundation/Notification/Name/actionDidStartExecuting``
 /// and ``Foundation/Notification/Name/actionDidFinishExecuting``.
-public final class GenericConnect<Strategy: ContextStrategy>: Connect {
+public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwner {
     /// The stack underneath.
     public let container: PersistentContainer
     let options: ConnectOptions
@@ -40,6 +40,7 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect {
         /// Why the model named like the connect could not be had (`init(name:)` does not throw).
         var modelFailure: StackError?
         var outbox: Outbox?
+        var schedules: [ScheduledAction] = []
     }
     private let state: Mutex<State>
 
@@ -133,6 +134,7 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect {
             logger.warning("stop() called on connect '\(name)', which is not started; nothing done")
             return
         }
+        for schedule in state.withLock({ $0.schedules }) { schedule.cancel() }
         scheduler.cancelAll()
         try container.close()
     }
@@ -264,6 +266,60 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect {
             pending = { entity in try outbox.pendingLocalChanges(of: entity) }
         }
         return ActionContext(context: context, entityName: entity, connect: self, proxy: proxy, pendingLocalChanges: pending)
+    }
+
+    // MARK: Schedules
+
+    /// Runs a generic action made by `make` every `interval` while `condition` holds, each run only after
+    /// the previous one finished.
+    @discardableResult
+    public func schedule(every interval: Duration, when condition: ScheduledAction.Condition = .always,
+                         _ make: @escaping @Sendable () -> some GenericAction) -> ScheduledAction {
+        keep(ScheduledAction(interval: interval, condition: condition, connect: self) { [weak self] in
+            guard let self else { throw ConnectError.notStarted }
+            return self.execute(make(), completion: nil)
+        })
+    }
+
+    /// Runs an async generic action made by `make` every `interval` (see the generic form).
+    @discardableResult
+    public func schedule(every interval: Duration, when condition: ScheduledAction.Condition = .always,
+                         _ make: @escaping @Sendable () -> some AsyncGenericAction) -> ScheduledAction {
+        keep(ScheduledAction(interval: interval, condition: condition, connect: self) { [weak self] in
+            guard let self else { throw ConnectError.notStarted }
+            return self.execute(make(), completion: nil)
+        })
+    }
+
+    /// Runs an entity action made by `make` every `interval`: the way to keep an entity's cache fresh.
+    /// - Throws: ``ConnectError/unmanagedEntity(_:reason:)`` for an action on an unmanaged entity (checked now).
+    @discardableResult
+    public func schedule<A: EntityAction>(every interval: Duration, when condition: ScheduledAction.Condition = .always,
+                                          _ make: @escaping @Sendable () -> A) throws(ConnectError) -> ScheduledAction {
+        _ = try managedEntity(named: A.entityName, class: A.ManagedObjectType.self)
+        return keep(ScheduledAction(interval: interval, condition: condition, connect: self) { [weak self] in
+            guard let self else { throw ConnectError.notStarted }
+            return try self.execute(make(), completion: nil)
+        })
+    }
+
+    /// Runs an async entity action made by `make` every `interval`.
+    @discardableResult
+    public func schedule<A: AsyncEntityAction>(every interval: Duration, when condition: ScheduledAction.Condition = .always,
+                                               _ make: @escaping @Sendable () -> A) throws(ConnectError) -> ScheduledAction {
+        _ = try managedEntity(named: A.entityName, class: A.ManagedObjectType.self)
+        return keep(ScheduledAction(interval: interval, condition: condition, connect: self) { [weak self] in
+            guard let self else { throw ConnectError.notStarted }
+            return try self.execute(make(), completion: nil)
+        })
+    }
+
+    private func keep(_ schedule: ScheduledAction) -> ScheduledAction {
+        state.withLock { state in
+            state.schedules.removeAll { $0.isCancelled }
+            state.schedules.append(schedule)
+        }
+        return schedule
     }
 
     // MARK: Outbox

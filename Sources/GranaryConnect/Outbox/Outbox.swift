@@ -148,6 +148,14 @@ public final class Outbox: Sendable {
         return connect.execute(OutboxFlushAction(outbox: self), completion: nil)
     }
 
+    /// Flushes every `interval` while entries wait (besides the flushes after saves and the retries):
+    /// for apps whose server comes back without the app saving anything.
+    @discardableResult
+    public func flush(every interval: Duration) -> ScheduledAction? {
+        guard let connect = connect.value as? any OutboxScheduling else { return nil }
+        return connect.schedule(every: interval, when: .whenOutboxNotEmpty) { [self] in OutboxFlushAction(outbox: self) }
+    }
+
     /// Sends the pending entries now, in order, and returns how many were sent.
     /// - Throws: the transport's error for the entry that failed (those before it stay sent).
     @discardableResult
@@ -340,6 +348,15 @@ final class OutboxFlushAction: AsyncGenericAction {
     func execute() async throws { try await outbox.send() }
     func cancel() {}
 }
+
+/// A connect that can schedule actions, for `Outbox.flush(every:)`.
+protocol OutboxScheduling: Connect {
+    @discardableResult
+    func schedule(every interval: Duration, when condition: ScheduledAction.Condition,
+                  _ make: @escaping @Sendable () -> some AsyncGenericAction) -> ScheduledAction
+}
+
+extension GenericConnect: OutboxScheduling {}
 
 /// A weak reference to a connect, for the outbox it owns.
 final class WeakConnect: Sendable {
