@@ -23,7 +23,7 @@ test: deps
 # article itself (DocC's automatic topic groups are marked "generated" in the archive). The archives go
 # to .build/plugins/Swift-DocC/outputs/<Module>.doccarchive. A new library is added to DOC_TARGETS
 # (DocumentationTests checks that every library product is listed).
-DOC_TARGETS := GranaryStorage Granary GranaryStack GranaryCoreData GranaryRecords GranarySync
+DOC_TARGETS := GranaryStorage Granary GranaryStack GranaryCoreData GranaryRecords GranarySync GranaryConnect
 DOC_OUTPUTS := .build/plugins/Swift-DocC/outputs
 
 docs: deps

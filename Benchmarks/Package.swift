@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "GranaryStack", package: "Granary"),
                 .product(name: "GranaryRecords", package: "Granary"),
                 .product(name: "GranarySync", package: "Granary"),
+                .product(name: "GranaryConnect", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

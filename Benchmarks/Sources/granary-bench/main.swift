@@ -252,6 +252,12 @@ do {
         let table = SyncTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
         rendered.append(table.render(markdown: options.isMarkdown))
     }
+    if options.tables.contains(.connect) {
+        let result = try ConnectBench(options: options, scratch: scratch, progress: report).runBlocking()
+        let heading = options.isMarkdown ? "### Connect: actions and feed merges" : "Connect: actions and feed merges"
+        let table = ConnectTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
     if options.tables.contains(.scale) {
         let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).

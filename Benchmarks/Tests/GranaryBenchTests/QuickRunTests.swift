@@ -136,3 +136,14 @@ import Testing
         #expect(output.isEmpty)
     }
 }
+
+/// The connect table's quick run.
+extension QuickRunTests {
+    @Test func theConnectTableRunsAndPrintsItsRows() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "connect", "--markdown"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("### Connect: actions and feed merges"))
+        #expect(output.contains("| A1. 1,000 empty generic actions: per action |"))
+        #expect(output.contains("| A2. the same: resident memory growth during the merge |"))
+    }
+}

@@ -50,7 +50,7 @@ public protocol AsyncGenericAction: Action {
 ///
 /// The entity must be *managed*: have uniqueness attributes (see ``Connect/managedEntityNames``), which
 /// the connect needs to merge feeds into it. The context is not saved for you: save it, or let
-/// ``ActionContext/merge(_:into:options:)`` save.
+/// `merge` save.
 ///
 /// ```swift
 /// final class MyEntityAction: EntityAction {

@@ -6,8 +6,10 @@ import GranaryStack
 /// make; code that only needs "a stack that runs actions" can take `some Connect` (and code that only
 /// needs a stack, `some PersistentStack`).
 public protocol Connect: PersistentStack {
-    /// The entities entity actions and feed merges may name, with their key attributes in order (see
-    /// ``ManagedEntities`` for how they are found); empty before `start()`.
+    /// The entities entity actions and feed merges may name, with their key attributes in order; empty
+    /// before `start()`. Coherence's rule, in its order: the entity's user info `uniquenessAttributes`
+    /// (comma-separated attribute names, every one an attribute of the entity), else its superentity's
+    /// setting, else its smallest uniqueness constraint. Abstract entities are never managed.
     var managedEntityKeys: [String: [String]] { get }
 
     /// Whether new actions are held in their lanes (running ones finish).

@@ -64,6 +64,26 @@ extension ActionContext {
     }
 }
 
+extension ActionContext {
+    /// `merge(_:into:ignoreAttributes:subsetFilter:condition:batchSize:)` from an async action: the
+    /// feed (which the call takes over) is merged on the context's queue.
+    @discardableResult
+    public func merge(_ feed: sending [[String: Any]], into entityName: String? = nil, ignoreAttributes: Set<String> = [],
+                      subsetFilter: FetchPredicate? = nil, condition: FetchPredicate? = nil, batchSize: Int = 1_000) async throws -> FeedMergeReport {
+        // `sending`: nothing else holds the feed, so it may cross to the context's queue.
+        let box = FeedTransfer(records: feed)
+        return try await perform { [self] in
+            try merge(box.records, into: entityName, ignoreAttributes: ignoreAttributes, subsetFilter: subsetFilter,
+                      condition: condition, batchSize: batchSize)
+        }
+    }
+}
+
+/// A feed handed over to the context's queue (its sender keeps no reference: see `sending` above).
+private struct FeedTransfer: @unchecked Sendable {
+    let records: [[String: Any]]
+}
+
 /// One merge's walk over the feed and the store.
 private struct FeedMergeRun {
     let context: ActionContext

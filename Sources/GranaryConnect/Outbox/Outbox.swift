@@ -23,7 +23,7 @@ import Synchronization
 ///
 /// Entries go in save order, one at a time: an object's changes reach the server in the order they were
 /// made. A failed send stops the flush; the next attempt comes after the retry policy's delay. A feed
-/// merge (``ActionContext/merge(_:into:ignoreAttributes:subsetFilter:condition:batchSize:)``) leaves
+/// merge (`ActionContext.merge(_:into:ignoreAttributes:subsetFilter:condition:batchSize:)`) leaves
 /// alone every object with an entry not yet acknowledged: it neither overwrites it nor brings back one
 /// deleted locally.
 ///

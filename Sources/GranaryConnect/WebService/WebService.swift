@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -36,6 +37,31 @@ public struct WebService: Sendable {
         public var description: String {
             "\(method) \(url.absoluteString) " + (status.map { "answered \($0): \(detail)" } ?? "failed: \(detail)")
         }
+    }
+
+    /// Sends `request` and waits for the answer, blocking the calling thread: the seed's synchronous
+    /// `webService.execute(request:)` for a synchronous action, which runs on a thread of its own. Never
+    /// call it from a Swift concurrency task (it would hold one of the pool's few threads) or the main
+    /// thread. A relative request URL is resolved against `baseURL`.
+    /// - Returns: The body, the response and the transport error, as `URLSession`'s completion gives them.
+    public func execute(request: URLRequest) -> (Data?, URLResponse?, (any Error)?) {
+        var request = request
+        if let url = request.url, url.scheme == nil { request.url = URL(string: url.relativeString, relativeTo: baseURL)?.absoluteURL }
+        for (name, value) in headers where request.value(forHTTPHeaderField: name) == nil { request.setValue(value, forHTTPHeaderField: name) }
+        request.timeoutInterval = timeout
+        let answer = Mutex<(Data?, URLResponse?, (any Error)?)>((nil, nil, nil))
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            answer.withLock { $0 = (data, response, error) }
+            done.signal()
+        }.resume()
+        done.wait()
+        return answer.withLock { $0 }
+    }
+
+    /// A GET request for `path`, for `execute(request:)`.
+    public func request(_ path: String, query: [String: String] = [:]) -> URLRequest {
+        URLRequest(url: url(path, query), timeoutInterval: timeout)
     }
 
     /// GETs `path` and returns the body of a 2xx answer.

@@ -44,7 +44,7 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records|sync] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records|sync|connect] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
                              [--scale-objects N]
 
@@ -61,7 +61,9 @@ struct BenchOptions {
                           entity, half existing, against GRDB's upsert; only run when asked for), or
                           records (JSON imports of --objects objects by unique ID, and observed results
                           hearing background saves, against GRDB; only run when asked for), or sync (two
-                          stores syncing through a folder, S1–S3, no peer; only run when asked for)
+                          stores syncing through a folder, S1–S3, no peer; only run when asked for), or
+                          connect (action overhead against a task group, A1, and feed merges, A2; only run
+                          when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --granary-only  object, scale and upsert tables: run Granary's column alone (for profiling; no
@@ -159,6 +161,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case records
     /// GranarySync: two stores syncing through a folder (S1–S3); no peer.
     case sync
+    /// GranaryConnect: per-action overhead against a task group (A1), feed merges (A2).
+    case connect
 }
 
 /// Why the bench stopped before printing its table.
