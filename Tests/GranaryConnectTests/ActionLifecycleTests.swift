@@ -227,4 +227,47 @@ import Testing
         #expect(reads.load(ordering: .relaxed) == 16_000)
         #expect(proxy.completionStatus == .successful)
     }
+
+    @Test func anEntityActionUsesTheRecordsModulesImportOnItsContext() async throws {
+        let connect = try ConnectTestModel.makeConnect()
+        defer { try? connect.close() }
+        let json = Data(#"[{"uuid": "j1", "name": "Ada", "score": "4"}, {"uuid": "j2", "name": "Bob", "score": 2}]"#.utf8)
+        let proxy = try await connect.run(CustomerAction { context, _ in
+            let imported = try Customer.parse(jsonData: json, in: context.managedObjectContext)
+            #expect(imported.map(\.score) == [4, 2])
+            try context.save()
+            let again = try Customer(entityID: "j1", context: context.managedObjectContext)
+            #expect(again.name == "Ada", "find-or-create by unique ID finds it")
+        })
+        #expect(proxy.completionStatus == .successful, "\(proxy)")
+        #expect(proxy.statistics.contextStatistics?.inserts == 2)
+    }
+
+    @Test func lanesAreKeyedByEntityNameNotClassName() async throws {
+        final class PurchasesByName: EntityAction {
+            typealias ManagedObjectType = ManagedObject
+            static var entityName: String? { "Purchase" }
+            func execute(context: ActionContext) throws { #expect(context.entityName == "Purchase") }
+            func cancel() {}
+        }
+        let connect = try ConnectTestModel.makeConnect()
+        defer { try? connect.close() }
+        let proxy = try await connect.run(PurchasesByName())
+        #expect(proxy.entityName == "Purchase")
+        #expect(proxy.completionStatus == .successful)
+    }
+
+    @Test func notificationsAreDeliveredOffTheActionsThread() async throws {
+        let connect = try ConnectTestModel.makeConnect()
+        defer { try? connect.close() }
+        let actionThread = Recorder<String>()
+        let observerThread = Recorder<String>()
+        let observer = NotificationCenter.default.addObserver(forName: .actionDidStartExecuting, object: connect, queue: nil) { _ in
+            observerThread.append("\(Thread.current)")
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        _ = await connect.run(BlockAction { _ in actionThread.append("\(Thread.current)") })
+        #expect(try await OutboxTests.waitFor { !observerThread.all.isEmpty })
+        #expect(actionThread.all != observerThread.all)
+    }
 }

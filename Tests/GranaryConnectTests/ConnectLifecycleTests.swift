@@ -26,6 +26,17 @@ import Testing
         try connect.close()
     }
 
+    @Test func startAndStopWithABlockReportOnAnotherQueue() async throws {
+        let connect = GenericConnect<NestedStrategy>(name: "Shop", managedObjectModel: ConnectTestModel.model,
+                                                     options: ConnectOptions(stack: StackOptions(storeDirectory: ConnectTestModel.scratchDirectory())))
+        let started: (any Error)? = await withCheckedContinuation { continuation in connect.start { continuation.resume(returning: $0) } }
+        #expect(started == nil)
+        #expect(connect.persistentStores.count == 1)
+        let stopped: (any Error)? = await withCheckedContinuation { continuation in connect.stop { continuation.resume(returning: $0) } }
+        #expect(stopped == nil)
+        #expect(connect.persistentStores.isEmpty, "stopping with a block leaves no store")
+    }
+
     @Test func storesAttachBeforeAndAfterStart() throws {
         let model = try ManagedObjectModel {
             Entity("Item") { Attribute("id", .integer64); Unique("id") }

@@ -5,12 +5,18 @@ import GranaryRecords
 import GranaryStack
 import Synchronization
 
-final class Customer: ManagedObject, Persistable {
+final class Customer: ManagedObject, Parsable {
     @Managed var uuid: String
     @Managed var name: String
     @Managed var score: Int
     @Managed var orders: Set<Purchase>
     static var idKeyPath: ReferenceWritableKeyPath<Customer, String> { \.uuid }
+    static var jsonKey: String { "uuid" }
+
+    func mapValues(from map: MappingValues) throws {
+        try name <- map["name"]
+        try score <- map["score"]
+    }
 }
 
 final class Purchase: ManagedObject {

@@ -26,8 +26,9 @@ import Testing
         let gate = Gate()
         let runs = Recorder<Int>()
         let schedule = connect.schedule(every: .milliseconds(5)) { BlockAction { _ in runs.append(1); _ = gate.wait() } }
+        #expect(try await OutboxTests.waitFor { runs.all.count == 1 })
         try await Task.sleep(for: .milliseconds(100))
-        #expect(runs.all.count == 1, "twenty ticks, one run: it has not finished")
+        #expect(runs.all.count == 1, "twenty more ticks, still one run: it has not finished")
         schedule.cancel()
         gate.open()
         await connect.waitUntilIdle()

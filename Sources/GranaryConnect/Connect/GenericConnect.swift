@@ -139,6 +139,21 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwn
         try container.close()
     }
 
+    /// `start()` off the caller's thread; `block` gets its error (nil on success) on a global queue, as
+    /// Coherence's `start(block:)`.
+    public func start(block: @escaping @Sendable ((any Error)?) -> Void) {
+        DispatchQueue.global().async { [self] in
+            do { try start(); block(nil) } catch { block(error) }
+        }
+    }
+
+    /// `stop()` off the caller's thread; `block` gets its error (nil on success) on a global queue.
+    public func stop(block: @escaping @Sendable ((any Error)?) -> Void) {
+        DispatchQueue.global().async { [self] in
+            do { try stop(); block(nil) } catch { block(error) }
+        }
+    }
+
     public func newBackgroundContext() -> ManagedObjectContext { container.newBackgroundContext() }
 
     @discardableResult
