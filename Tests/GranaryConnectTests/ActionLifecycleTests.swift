@@ -201,10 +201,13 @@ import Testing
             Thread.sleep(forTimeInterval: 1)
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        let start = ContinuousClock.now
-        _ = await connect.run(BlockAction())
-        _ = await connect.run(BlockAction())
-        #expect(ContinuousClock.now - start < .milliseconds(900), "two actions ran while the observer slept")
+        // Two actions in one serial lane: the second starts when the first finished, not when the
+        // observer of the first one's start wakes up.
+        let first = try connect.execute(CustomerAction())
+        let second = try connect.execute(CustomerAction())
+        await second.waitUntilFinished()
+        let gap = try #require(second.statistics.startTime).timeIntervalSince(try #require(first.statistics.finishTime))
+        #expect(gap < 0.5, "the second action waited \(gap) s")
     }
 
     @Test func theProxyIsReadFromEightThreadsDuringExecution() async throws {
@@ -260,14 +263,16 @@ import Testing
     @Test func notificationsAreDeliveredOffTheActionsThread() async throws {
         let connect = try ConnectTestModel.makeConnect()
         defer { try? connect.close() }
-        let actionThread = Recorder<String>()
-        let observerThread = Recorder<String>()
+        let bodyRan = Gate()
+        let observed = Recorder<Bool>()
+        // The observer waits for the action's body: were the notification posted on the action's thread
+        // before the body, it would wait in vain.
         let observer = NotificationCenter.default.addObserver(forName: .actionDidStartExecuting, object: connect, queue: nil) { _ in
-            observerThread.append("\(Thread.current)")
+            observed.append(bodyRan.wait(seconds: 3))
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        _ = await connect.run(BlockAction { _ in actionThread.append("\(Thread.current)") })
-        #expect(try await OutboxTests.waitFor { !observerThread.all.isEmpty })
-        #expect(actionThread.all != observerThread.all)
+        _ = await connect.run(BlockAction { _ in bodyRan.open() })
+        #expect(try await OutboxTests.waitFor { !observed.all.isEmpty })
+        #expect(observed.all == [true])
     }
 }
