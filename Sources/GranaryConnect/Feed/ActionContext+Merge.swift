@@ -185,28 +185,48 @@ private struct FeedMergeRun {
         }
     }
 
-    /// Deletes the stored objects of the subset whose keys the feed did not list, reading only their keys.
+    /// Deletes the stored objects of the subset whose keys the feed did not list, reading only their
+    /// keys, a batch at a time: after the last key of the previous batch for a key of one attribute (its
+    /// unique index gives them in order), by offset for a composite key.
     mutating func deleteMissing(subset: PredicateNode?) throws {
-        var request = FetchRequest<ManagedObject>(entityName: entity.name)
-        request.filter = subset
-        request.propertiesToFetch = keys + [FetchRequest<ManagedObject>.objectIDKey]
-        let start = ContinuousClock.now
-        let rows = try objectContext.fetchDictionaries(request)
-        context.recordFetch(objects: rows.count, requests: 1, time: ActionContext.seconds(ContinuousClock.now - start))
-        for row in rows {
-            let key = FeedKey.of(dictionary: row, attributes: keys)
-            guard !seen.contains(key), let id = row[FetchRequest<ManagedObject>.objectIDKey] as? ManagedObjectID else { continue }
-            if protected.updated.contains(key) {
-                report.protectedByOutbox += 1
-                continue
+        let idKey = FetchRequest<ManagedObject>.objectIDKey
+        var last: Value?
+        var offset = 0
+        while true {
+            var request = FetchRequest<ManagedObject>(entityName: entity.name)
+            // Stored rows only, so that the deletes made here do not move the pages.
+            request.includesPendingChanges = false
+            request.propertiesToFetch = keys + [idKey]
+            request.fetchLimit = batchSize
+            if keys.count == 1 {
+                request.sortKeys = [SortKey(keys[0])]
+                let after = last.map { PredicateNode.compare([keys[0]], .greater, .value($0)) }
+                request.filter = [subset, after].compactMap { $0 }.reduce(nil) { partial, term in partial.map { .and([$0, term]) } ?? term }
+            } else {
+                request.filter = subset
+                request.fetchOffset = offset
             }
-            let object = try objectContext.existingObject(with: id)
-            if let condition, try !object.matches(condition) {
-                objectContext.refresh(object, mergeChanges: false)
-                continue
+            let start = ContinuousClock.now
+            let rows = try objectContext.fetchDictionaries(request)
+            context.recordFetch(objects: rows.count, requests: 1, time: ActionContext.seconds(ContinuousClock.now - start))
+            for row in rows {
+                let key = FeedKey.of(dictionary: row, attributes: keys)
+                guard !seen.contains(key), let id = row[idKey] as? ManagedObjectID else { continue }
+                if protected.updated.contains(key) {
+                    report.protectedByOutbox += 1
+                    continue
+                }
+                let object = try objectContext.existingObject(with: id)
+                if let condition, try !object.matches(condition) {
+                    objectContext.refresh(object, mergeChanges: false)
+                    continue
+                }
+                objectContext.delete(object)
+                report.deleted += 1
             }
-            objectContext.delete(object)
-            report.deleted += 1
+            guard rows.count == batchSize else { return }
+            offset += rows.count
+            last = rows.last.flatMap { FeedKey.of(dictionary: $0, attributes: keys).values.first }
         }
     }
 
