@@ -183,64 +183,59 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwn
 
     @discardableResult
     public func execute(_ action: some GenericAction, completion: (@Sendable (ActionProxy) -> Void)?) -> ActionProxy {
-        let proxy = ActionProxy(action: action, entityName: nil, completion: completion)
-        scheduler.submit(.init(proxy: proxy, lane: nil, withdrawn: withdrawn(proxy)) { [self] done in
-            began(proxy)
-            var failure: (any Error)?
-            if !proxy.isCancelled {
-                do { try action.execute() } catch { failure = error }
-            }
-            ended(proxy, failure, done)
-        })
-        return proxy
+        submit(action, lane: nil, completion: completion) { _ in try action.execute() }
     }
 
     @discardableResult
     public func execute(_ action: some AsyncGenericAction, completion: (@Sendable (ActionProxy) -> Void)?) -> ActionProxy {
-        let proxy = ActionProxy(action: action, entityName: nil, completion: completion)
-        scheduler.submit(.init(proxy: proxy, lane: nil, withdrawn: withdrawn(proxy)) { [self] done in
-            began(proxy)
-            let task = Task {
-                var failure: (any Error)?
-                if !proxy.isCancelled {
-                    do { try await action.execute() } catch { failure = error }
-                }
-                ended(proxy, failure, done)
-            }
-            proxy.setTaskCanceller { task.cancel() }
-        })
-        return proxy
+        submitAsync(action, lane: nil, completion: completion) { _ in try await action.execute() }
     }
 
     @discardableResult
     public func execute<A: EntityAction>(_ action: A, completion: (@Sendable (ActionProxy) -> Void)?) throws(ConnectError) -> ActionProxy {
         let entity = try managedEntity(named: A.entityName, class: A.ManagedObjectType.self)
-        let proxy = ActionProxy(action: action, entityName: entity, completion: completion)
-        scheduler.submit(.init(proxy: proxy, lane: entity, withdrawn: withdrawn(proxy)) { [self] done in
+        return submit(action, lane: entity, completion: completion) { [self] proxy in
+            let context = makeActionContext(for: A.self, entity: entity, proxy: proxy)
+            defer { context.stopObserving() }
+            try context.performAndWait { try action.execute(context: context) }
+        }
+    }
+
+    @discardableResult
+    public func execute<A: AsyncEntityAction>(_ action: A, completion: (@Sendable (ActionProxy) -> Void)?) throws(ConnectError) -> ActionProxy {
+        let entity = try managedEntity(named: A.entityName, class: A.ManagedObjectType.self)
+        return submitAsync(action, lane: entity, completion: completion) { [self] proxy in
+            let context = makeActionContext(for: A.self, entity: entity, proxy: proxy)
+            defer { context.stopObserving() }
+            try await action.execute(context: context)
+        }
+    }
+
+    /// Queues a synchronous action: `body` runs on the lane's thread unless the action was cancelled first.
+    private func submit(_ action: some Action, lane: String?, completion: (@Sendable (ActionProxy) -> Void)?,
+                        _ body: @escaping @Sendable (ActionProxy) throws -> Void) -> ActionProxy {
+        let proxy = ActionProxy(action: action, entityName: lane, completion: completion)
+        scheduler.submit(.init(proxy: proxy, lane: lane, withdrawn: withdrawn(proxy)) { [self] done in
             began(proxy)
             var failure: (any Error)?
             if !proxy.isCancelled {
-                let context = makeActionContext(for: A.self, entity: entity, proxy: proxy)
-                do { try context.performAndWait { try action.execute(context: context) } } catch { failure = error }
-                context.stopObserving()
+                do { try body(proxy) } catch { failure = error }
             }
             ended(proxy, failure, done)
         })
         return proxy
     }
 
-    @discardableResult
-    public func execute<A: AsyncEntityAction>(_ action: A, completion: (@Sendable (ActionProxy) -> Void)?) throws(ConnectError) -> ActionProxy {
-        let entity = try managedEntity(named: A.entityName, class: A.ManagedObjectType.self)
-        let proxy = ActionProxy(action: action, entityName: entity, completion: completion)
-        scheduler.submit(.init(proxy: proxy, lane: entity, withdrawn: withdrawn(proxy)) { [self] done in
+    /// Queues an async action: `body` runs in a task of its own, which cancelling the proxy cancels.
+    private func submitAsync(_ action: some Action, lane: String?, completion: (@Sendable (ActionProxy) -> Void)?,
+                             _ body: @escaping @Sendable (ActionProxy) async throws -> Void) -> ActionProxy {
+        let proxy = ActionProxy(action: action, entityName: lane, completion: completion)
+        scheduler.submit(.init(proxy: proxy, lane: lane, withdrawn: withdrawn(proxy)) { [self] done in
             began(proxy)
             let task = Task {
                 var failure: (any Error)?
                 if !proxy.isCancelled {
-                    let context = makeActionContext(for: A.self, entity: entity, proxy: proxy)
-                    do { try await action.execute(context: context) } catch { failure = error }
-                    context.stopObserving()
+                    do { try await body(proxy) } catch { failure = error }
                 }
                 ended(proxy, failure, done)
             }

@@ -33,6 +33,15 @@ final class ActionScheduler: Sendable {
 
         var hasWaiting: Bool { head < waiting.count }
 
+        /// Takes every waiting job out.
+        mutating func drain() -> [Job] {
+            defer {
+                waiting = []
+                head = 0
+            }
+            return Array(waiting[head...])
+        }
+
         mutating func pop() -> Job {
             let job = waiting[head]
             head += 1
@@ -99,10 +108,20 @@ final class ActionScheduler: Sendable {
         if !suspended { pump() }
     }
 
-    /// Cancels every queued and running action.
+    /// Cancels every queued and running action. The queued ones leave their lanes first, all at once,
+    /// so that none starts because a running one ended while the others were being cancelled.
     func cancelAll() {
-        let proxies = state.withLock { Array($0.proxies.values) }
-        for proxy in proxies { proxy.cancel() }
+        let (waiting, running) = state.withLock { state -> ([Job], [ActionProxy]) in
+            var waiting = state.generic.drain()
+            for name in state.entityOrder { waiting += state.entities[name]?.drain() ?? [] }
+            let withdrawn = Set(waiting.map { ObjectIdentifier($0.proxy) })
+            return (waiting, state.proxies.values.filter { !withdrawn.contains(ObjectIdentifier($0)) })
+        }
+        for job in waiting {
+            job.proxy.cancel()
+            finishWithdrawn(job)
+        }
+        for proxy in running { proxy.cancel() }
     }
 
     /// Returns when nothing is queued or running (at once if nothing is). A suspended connect with
@@ -165,10 +184,15 @@ final class ActionScheduler: Sendable {
             return remove(from: &state.generic)
         }
         guard let removed else { return }
-        // Off the canceller's thread, as every completion runs on the connect's threads.
+        finishWithdrawn(removed)
+    }
+
+    /// Finishes a job taken out of its lane before it started, off the canceller's thread (every
+    /// completion runs on the connect's threads); it stops counting as active once its completion ran.
+    private func finishWithdrawn(_ job: Job) {
         queue.async { [self] in
-            removed.withdrawn()
-            let waiters = state.withLock { Self.leave(proxy, &$0) }
+            job.withdrawn()
+            let waiters = state.withLock { Self.leave(job.proxy, &$0) }
             for waiter in waiters { waiter.resume() }
         }
     }

@@ -1,0 +1,6 @@
+#if GRANARY_TSAN
+import GranaryStorage
+
+/// In a ThreadSanitizer build, the tests' `Mutex` is one ThreadSanitizer can see; see `SanitizerVisibleMutex`.
+typealias Mutex = SanitizerVisibleMutex
+#endif
