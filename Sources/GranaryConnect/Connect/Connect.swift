@@ -24,7 +24,9 @@ public protocol Connect: PersistentStack {
     func stop() throws(StackError)
 
     /// Queues a generic action.
-    /// - Parameter completion: Called once, after the action finished (on a thread of the connect).
+    /// - Parameters:
+    ///   - action: The action; the connect holds it until it finished.
+    ///   - completion: Called once, after the action finished (on a thread of the connect).
     @discardableResult
     func execute(_ action: some GenericAction, completion: (@Sendable (ActionProxy) -> Void)?) -> ActionProxy
 

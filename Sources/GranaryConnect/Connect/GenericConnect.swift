@@ -24,8 +24,8 @@ import Synchronization
 ///   does not manage (see ``Connect/managedEntityKeys``);
 /// - `suspend()`/`resume()`, `cancelAll()` and `waitUntilIdle()` act on every lane.
 ///
-/// Start and finish of every action are posted as ``Foundation/Notification/Name/actionDidStartExecuting``
-/// and ``Foundation/Notification/Name/actionDidFinishExecuting``.
+/// Start and finish of every action are posted as `Notification.Name.actionDidStartExecuting` and
+/// `.actionDidFinishExecuting`.
 public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwner {
     /// The stack underneath.
     public let container: PersistentContainer

@@ -26,6 +26,10 @@ extension ActionContext {
     /// - Parameters:
     ///   - feed: The server's records.
     ///   - entityName: The entity; the action's own when nil.
+    ///   - ignoreAttributes: Attributes never written to stored objects (kept as the store has them).
+    ///   - subsetFilter: The stored objects the feed covers: only those may be deleted (all when nil).
+    ///   - condition: Evaluated against a stored object before it is updated or deleted (always when nil).
+    ///   - batchSize: Feed records read, and stored objects fetched, at a time.
     /// - Returns: What was inserted, updated, deleted, and whether it saved.
     /// - Throws: ``ConnectError/unmanagedEntity(_:reason:)``; ``ConnectError/invalidFeedRecord(entity:index:reason:)``
     ///   naming the record's index (nothing is saved then: the context is rolled back); a value the

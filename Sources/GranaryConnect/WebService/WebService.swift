@@ -81,8 +81,11 @@ public struct WebService: Sendable {
     }
 
     /// POSTs a JSON object to `path` and returns the body of a 2xx answer.
-    /// - Parameter idempotencyKey: Sent as the `Idempotency-Key` header, so that a server applies a
-    ///   request it receives twice (a retry after a lost answer) once.
+    /// - Parameters:
+    ///   - path: Relative to `baseURL`.
+    ///   - json: What `JSONSerialization` can write.
+    ///   - idempotencyKey: Sent as the `Idempotency-Key` header, so that a server applies a request it
+    ///     receives twice (a retry after a lost answer) once.
     /// - Throws: as `get(_:query:)`.
     @discardableResult
     public func post(_ path: String, json: Any, idempotencyKey: String? = nil) async throws -> Data {
