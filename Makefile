@@ -9,6 +9,9 @@ deps:
 	@pkg-config --exists liblz4 2>/dev/null || { \
 	  echo "installing liblz4-dev (LZ4 headers for the snapshot compressor)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config; }
+	@command -v python3 >/dev/null 2>&1 || { \
+	  echo "installing python3 (the web service GranaryConnect's tests start on 127.0.0.1)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3; }
 
 demo: deps
 	$(SWIFT) build -c release --product granary
