@@ -129,7 +129,7 @@ final class Gate: Sendable {
     func open() { semaphore.signal() }
     func wait(seconds: Double = 10) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
 
-    func arrived(seconds: Double = 10) async -> Bool {
+    func arrived(seconds: Double = 300) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if semaphore.wait(timeout: .now()) == .success { return true }

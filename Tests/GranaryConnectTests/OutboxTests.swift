@@ -31,7 +31,9 @@ import Testing
         return try context.fetch(request).first
     }
 
-    static func waitFor(_ condition: @Sendable () throws -> Bool, seconds: Double = 10) async throws -> Bool {
+    /// Polls `condition` until it holds, for at most `seconds`: generous, since in a full run long tests
+    /// of other suites can hold Swift's cooperative threads (and the timers on them) for minutes.
+    static func waitFor(_ condition: @Sendable () throws -> Bool, seconds: Double = 300) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if try condition() { return true }
@@ -90,7 +92,7 @@ import Testing
         // The server comes back on the same port, with what it applied before.
         server = try TestWebServer(journal: journal, port: url.port!)
         defer { server.stop() }
-        #expect(try await Self.waitFor({ try outbox.pendingCount() == 0 }, seconds: 20))
+        #expect(try await Self.waitFor { try outbox.pendingCount() == 0 })
         let received = try await server.received()
         #expect(received.applied.count == 20)
         #expect(Set(received.applied).count == 20)

@@ -79,7 +79,7 @@ import Testing
         #expect(!connect.isSuspended)
         let gate = Gate()
         let running = connect.execute(BlockAction { _ in _ = gate.wait() })
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(try await OutboxTests.waitFor { running.state == .executing })
         connect.suspend()
         #expect(connect.isSuspended)
         let held = connect.execute(BlockAction())
