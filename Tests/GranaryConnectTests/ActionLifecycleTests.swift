@@ -13,12 +13,12 @@ import Testing
         let gate = Gate()
         let proxy = connect.execute(BlockAction { _ in _ = gate.wait() })
         var states: [ActionState] = []
-        let watcher = Task { var seen: [ActionState] = []; for await state in proxy.stateUpdates { seen.append(state) }; return seen }
+        let updates = proxy.stateUpdates       // subscribed now, while the action waits at the gate
+        let watcher = Task { var seen: [ActionState] = []; for await state in updates { seen.append(state) }; return seen }
         #expect(try await OutboxTests.waitFor { proxy.state == .executing })
         gate.open()
         states = await watcher.value
-        #expect(states.last == .finished)
-        #expect(states.contains(.executing))
+        #expect(states == [.executing, .finished])
         #expect(proxy.completionStatus == .successful)
         #expect(proxy.error == nil)
     }
