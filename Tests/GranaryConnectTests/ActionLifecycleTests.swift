@@ -11,14 +11,15 @@ import Testing
         let connect = try ConnectTestModel.makeConnect()
         defer { try? connect.close() }
         let gate = Gate()
+        connect.suspend()                          // held in its lane: pending
         let proxy = connect.execute(BlockAction { _ in _ = gate.wait() })
-        var states: [ActionState] = []
-        let updates = proxy.stateUpdates       // subscribed now, while the action waits at the gate
+        let updates = proxy.stateUpdates           // the current state first, then each change
         let watcher = Task { var seen: [ActionState] = []; for await state in updates { seen.append(state) }; return seen }
+        connect.resume()
         #expect(try await OutboxTests.waitFor { proxy.state == .executing })
         gate.open()
-        states = await watcher.value
-        #expect(states == [.executing, .finished])
+        let states = await watcher.value
+        #expect(states == [.pending, .executing, .finished])
         #expect(proxy.completionStatus == .successful)
         #expect(proxy.error == nil)
     }
