@@ -106,13 +106,18 @@ import Testing
 
     @Test func anAsyncActionSeesTaskCancellation() async throws {
         final class Sleeper: AsyncGenericAction {
-            func execute() async throws { try await Task.sleep(for: .seconds(120)) }
+            let sleeping = Gate()
+            func execute() async throws {
+                sleeping.open()
+                try await Task.sleep(for: .seconds(120))
+            }
             func cancel() {}
         }
         let connect = try ConnectTestModel.makeConnect()
         defer { try? connect.close() }
-        let proxy = connect.execute(Sleeper())
-        #expect(try await OutboxTests.waitFor { proxy.state == .executing })
+        let sleeper = Sleeper()
+        let proxy = connect.execute(sleeper)
+        #expect(await sleeper.sleeping.arrived())
         proxy.cancel()
         await proxy.waitUntilFinished()
         #expect(proxy.statistics.executionTime < 60, "the sleep was cancelled, not waited out")
