@@ -13,11 +13,14 @@ extension ManagedObject {
             // Transient attributes are never stored, so never checked at save.
             // Hidden inverses are the object graph's bookkeeping, optional and unbounded: nothing to check.
             if isTransient(at: i) || layout.isHidden[i] { continue }
-            var value: Any? = validationValue(at: i)
+            // The value `validateValue(_:forKey:)` is given: an attribute's value, a to-one's object, a
+            // to-many's set (array when ordered) of objects.
+            let attributeType = layout.attributeTypes[i]
+            let isAttribute = attributeType != nil
+            var value: Any? = isAttribute ? values[i] : publicValue(at: i)
             // Only a relationship's is compared with what comes back (an attribute's is compared with
             // the stored value), so only a relationship's is kept.
-            let given: Any?
-            if case .attribute = layout.kinds[i] { given = nil } else { given = value }
+            let given: Any? = isAttribute ? nil : value
             do {
                 validatingIndex = Int16(truncatingIfNeeded: i <= Int(Int16.max) ? i : -1)
                 defer { validatingIndex = -1 }
@@ -29,16 +32,16 @@ extension ManagedObject {
                 invalid.append(error)
                 continue
             }
-            if appliesCoercions { try adoptCoerced(value, given: given, at: i) }
+            if appliesCoercions {
+                // An attribute's value handed back as it was given (nearly always) is no coercion: seen
+                // without copying the stored value out to compare.
+                if let attributeType, values.withUnsafeBufferPointer({ attributeType.holdsSameOwnTypeValue(value, at: $0.baseAddress! + i) }) {
+                    continue
+                }
+                try adoptCoerced(value, given: given, at: i)
+            }
         }
         if !invalid.isEmpty { throw ContextError.validation(invalid) }
-    }
-
-    /// The value `validateValue(_:forKey:)` is given: an attribute's value, a to-one's object, a
-    /// to-many's set (array when ordered) of objects.
-    private func validationValue(at i: Int) -> Any? {
-        if case .attribute = layout.kinds[i] { return values[i] }
-        return publicValue(at: i)
     }
 
     /// Stores a value `validateValue(_:forKey:)` replaced (coerced); an unchanged one is left alone.
