@@ -48,6 +48,20 @@ enum AnyBox {
         }
     }
 
+    /// Whether two boxes both hold nothing, or the same object of one class: a class reference is held
+    /// inline, in the first word, with the class as the type. Only for boxes at least one of which holds
+    /// an object or nothing (a value of another type could share the first word).
+    @inline(__always)
+    static func holdsSameObject(_ a: Any?, _ b: Any?) -> Bool {
+        withUnsafeBytes(of: a) { x in
+            withUnsafeBytes(of: b) { y in
+                let type = x.load(fromByteOffset: metadataOffset, as: UInt.self)
+                guard type == y.load(fromByteOffset: metadataOffset, as: UInt.self) else { return false }
+                return type == 0 || x.load(as: UInt.self) == y.load(as: UInt.self)
+            }
+        }
+    }
+
     /// Whether `value` holds exactly `T` (not an optional or a subclass holding one).
     @inline(__always)
     static func holds<T>(_ value: Any?, exactly _: T.Type) -> Bool {

@@ -17,7 +17,8 @@ extension ManagedObject {
             // to-many's set (array when ordered) of objects.
             let attributeType = layout.attributeTypes[i]
             let isAttribute = attributeType != nil
-            var value: Any? = isAttribute ? values[i] : publicValue(at: i)
+            // A to-one's object without boxing and casting its ID (`publicValue(at:)` gives the same).
+            var value: Any? = isAttribute ? values[i] : layout.isToOne[i] ? toOneTarget(at: i) : publicValue(at: i)
             // Only a relationship's is compared with what comes back (an attribute's is compared with
             // the stored value), so only a relationship's is kept.
             let given: Any? = isAttribute ? nil : value
@@ -38,6 +39,8 @@ extension ManagedObject {
                 if let attributeType, values.withUnsafeBufferPointer({ attributeType.holdsSameOwnTypeValue(value, at: $0.baseAddress! + i) }) {
                     continue
                 }
+                // A to-one's object (or nil) handed back as it was given: no cast needed to see it.
+                if layout.isToOne[i] && AnyBox.holdsSameObject(value, given) { continue }
                 try adoptCoerced(value, given: given, at: i)
             }
         }
@@ -94,8 +97,10 @@ extension ManagedObject {
             errors = a.validate(value)
             if errors.isEmpty { value = canonical(value, of: a) }
         case .toOne(let r):
+            // An optional one (nearly all) needs no look at its object, which takes a cast.
+            if r.isOptional { return }
             let present = (value as? ManagedObject).map { !isDiscarded($0) } ?? false
-            errors = r.isOptional || present ? [] : r.validate(count: 0)
+            errors = present ? [] : r.validate(count: 0)
         case .toMany(let r):
             errors = r.validate(count: memberCount(of: value))
         }
