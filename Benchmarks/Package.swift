@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "granary-bench", targets: ["granary-bench"]),
+        .executable(name: "records-probe", targets: ["records-probe"]),
     ],
     dependencies: [
         // The identity of a path dependency is its folder name, which differs between clones and worktrees;
@@ -26,6 +27,14 @@ let package = Package(
                 .product(name: "GranarySync", package: "Granary"),
                 .product(name: "GranaryConnect", package: "Granary"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // J3 of the records bench alone and small, for profiling (see its main.swift).
+        .executableTarget(
+            name: "records-probe",
+            dependencies: [
+                .product(name: "Granary", package: "Granary"),
+                .product(name: "GranaryRecords", package: "Granary"),
             ]
         ),
         .testTarget(

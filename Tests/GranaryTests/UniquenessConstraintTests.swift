@@ -226,6 +226,41 @@ final class Tag: ManagedObject {
         #expect(try storedEmployees(coordinator).count == 1)
     }
 
+    /// A save of thousands of rows checks uniqueness on another thread beside its writes: the same
+    /// conflicts, and nothing written.
+    @Test(arguments: [PersistentStore.StoreType.inMemory, .durable])
+    func errorPolicyListsEveryConflictOfABigSave(_ type: PersistentStore.StoreType) throws {
+        let (coordinator, context) = try makeStack(type)
+        let storedID = try context.performAndWait {
+            let a = employee(context, "A", email: "a@x.io", salary: 7)
+            try context.save()
+            return a.objectID
+        }
+        let count = PendingUniquenessCheck.threshold + 500
+        try context.performAndWait {
+            for n in 0..<count { _ = employee(context, "E\(n)", email: "e\(n)@x.io") }
+            let b = employee(context, "B", email: "a@x.io")
+            let c = employee(context, "C", email: "e7@x.io")
+            do {
+                try context.save()
+                Issue.record("duplicates were saved")
+            } catch ContextError.constraintConflicts(let conflicts) {
+                #expect(conflicts.count == 2)
+                let stored = try #require(conflicts.first { $0.databaseObjectID != nil })
+                #expect(stored.databaseObjectID == storedID && stored.conflictingObjectIDs == [b.objectID])
+                let inSave = try #require(conflicts.first { $0.databaseObjectID == nil })
+                #expect(inSave.constraintValues["email"] as? String == "e7@x.io")
+                #expect(inSave.conflictingObjectIDs.count == 2 && inSave.conflictingObjectIDs.last == c.objectID)
+            }
+            #expect(context.insertedObjects.count == count + 2)
+            // Without the duplicates, the same save goes through.
+            context.delete(b)
+            context.delete(c)
+            try context.save()
+        }
+        #expect(try storedEmployees(coordinator).count == count + 1)
+    }
+
     @Test func aKeySavedByAnotherContextAfterThisOneLookedIsResolvedAtWriteTime() throws {
         let (coordinator, _) = try makeStack(.durable)
         let late = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

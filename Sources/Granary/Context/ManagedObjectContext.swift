@@ -87,22 +87,26 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return key
     }()
 
+    // The tables below are touched for every object an import or a save handles, only on the context's
+    // queue, and never held across a call that reaches them again: they opt out of dynamic exclusivity
+    // checking (see `ManagedObject.values`).
+
     /// Every object the context knows. Held strongly, but an unchanged object that nobody else holds is
     /// dropped at the next sweep (`register`), which keeps memory bounded while iterating big results,
     /// as Core Data's weakly held registry does. Not weak references: an object that is the target of
     /// one moves its reference counts to a side table, which makes every retain and release of it take
     /// the slow path, and most of an object's life is retains and releases.
-    var registry = ObjectTable<IDSlotMap>()
-    private var nextRegistrySweep = 1024
+    @exclusivity(unchecked) var registry = ObjectTable<IDSlotMap>()
+    @exclusivity(unchecked) private var nextRegistrySweep = 1024
     /// Objects with unsaved changes, held strongly until saved or rolled back.
-    var changed = ObjectTable<[ObjectIdentifier: Int]>() {
+    @exclusivity(unchecked) var changed = ObjectTable<[ObjectIdentifier: Int]>() {
         didSet {
             if changed.count < filedCounts.changed { changeEpoch = 0 }
             filedCounts.changed = changed.count
         }
     }
     /// Changes since the last objects-did-change notification.
-    var pendingNotification = ContextChanges() {
+    @exclusivity(unchecked) var pendingNotification = ContextChanges() {
         didSet {
             if pendingNotification.inserted.count < filedCounts.inserted || pendingNotification.updated.count < filedCounts.updated {
                 changeEpoch = 0
@@ -118,8 +122,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// insertion or one removal (or a reset), so a count that went down is a removal, and ends the epoch
     /// (0: none yet); additions leave every mark true. Epochs come from one process-wide counter, so that
     /// a mark never matches another context's.
-    private var changeEpoch: UInt64 = 0
-    private var filedCounts = (changed: 0, inserted: 0, updated: 0)
+    @exclusivity(unchecked) private var changeEpoch: UInt64 = 0
+    @exclusivity(unchecked) private var filedCounts = (changed: 0, inserted: 0, updated: 0)
     private static let changeEpochs = Atomic<UInt64>(0)
     /// Objects inserted and deleted again since the last save, by ID. They leave the context at once (the
     /// store never sees them), but their deny and no-action rules leave the other ends of their
@@ -128,12 +132,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// whose deny relationship still has members, and it drops the references that remain, as the store
     /// does for a deleted row (without this, a reference made a fault of an ID no store can load, and the
     /// save failed on it).
-    var discarded: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var discarded: [ManagedObjectID: ManagedObject] = [:]
     /// What faulting has loaded in this context, for tests that count loads.
     var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
     /// State of the lifecycle hooks and of the context's first use (see `ContextLifecycle`).
-    var lifecycle = ContextLifecycle()
+    @exclusivity(unchecked) var lifecycle = ContextLifecycle()
 
     /// Creates a context; give it a coordinator or a parent before using it.
     public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator? = nil, parent: ManagedObjectContext? = nil) {

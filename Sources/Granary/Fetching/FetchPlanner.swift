@@ -241,8 +241,19 @@ public enum FetchPlanner {
     }
 
     private static func distinct(_ values: [Value]) -> [Value] {
-        var seen = Set<Value>()
-        return values.filter { seen.insert($0).inserted }
+        // Lists of integers (an import's IN lists of a thousand IDs) first, as integers: hashing each
+        // `Value` cost more than the index probes the list leads to.
+        var integers = Set<Int64>(minimumCapacity: values.count)
+        var unique: [Value] = []
+        unique.reserveCapacity(values.count)
+        for value in values {
+            guard case .int(let i) = value else {
+                var seen = Set<Value>(minimumCapacity: values.count)
+                return values.filter { seen.insert($0).inserted }
+            }
+            if integers.insert(i).inserted { unique.append(value) }
+        }
+        return unique
     }
 
     static func isToMany(_ kind: FieldKind) -> Bool {

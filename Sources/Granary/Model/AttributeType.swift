@@ -180,6 +180,23 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether `value` and the value stored at `pointer` are both of the type's own Swift type and
+    /// equal, the stored one read in place: validation's test that a hook handed a value back unchanged.
+    func holdsSameOwnTypeValue(_ value: Any?, at pointer: UnsafePointer<Any?>) -> Bool {
+        switch self {
+        case .string: return AnyBox.equal(value, at: pointer, as: String.self)
+        case .integer64: return AnyBox.equal(value, at: pointer, as: Int64.self)
+        case .integer32: return AnyBox.equal(value, at: pointer, as: Int32.self)
+        case .integer16: return AnyBox.equal(value, at: pointer, as: Int16.self)
+        case .double: return AnyBox.equal(value, at: pointer, as: Double.self)
+        case .float: return AnyBox.equal(value, at: pointer, as: Float.self)
+        case .boolean: return AnyBox.equal(value, at: pointer, as: Bool.self)
+        case .date: return AnyBox.equal(value, at: pointer, as: Date.self)
+        case .uuid: return AnyBox.equal(value, at: pointer, as: UUID.self)
+        default: return false
+        }
+    }
+
     /// The storage value of a value of the type's own Swift type, read without a cast; nil for anything
     /// else (which takes `storageValue(for:)`). What a save encodes for nearly every attribute.
     func ownTypeStorageValue(_ value: Any?) -> Value? {

@@ -39,6 +39,15 @@ public struct Managed<Value>: ManagedStorage {
                 return probe.record(object, property: i, as: Value.self)
             }
             if object.layout.isToOne[i] { return toOne(of: object, at: i) }
+            // An attribute value of a small type the setters store as itself, read in place: the
+            // `Any?` copy and the cast below were most of an import's `<-`, which reads before it writes.
+            // (No `Value?` on the way, for the reason given below.)
+            if AnyBox.isInline(Value.self) {
+                object.assertOnContextQueue()
+                object.fireFaultIfNeeded()
+                let isInPlace = object.values.withUnsafeBufferPointer { AnyBox.holds(at: $0.baseAddress! + i, exactly: Value.self) }
+                if isInPlace { return object.values.withUnsafeBufferPointer { AnyBox.read(at: $0.baseAddress! + i, as: Value.self) } }
+            }
             let raw = object.publicValue(at: i, pendingMembers: true)
             // A value stored as exactly the declared type (and `Int64` for `Int`), without a
             // conditional cast: in this unspecialized getter, any `Value?` (a conditional cast's

@@ -13,11 +13,15 @@ extension ManagedObject {
             // Transient attributes are never stored, so never checked at save.
             // Hidden inverses are the object graph's bookkeeping, optional and unbounded: nothing to check.
             if isTransient(at: i) || layout.isHidden[i] { continue }
-            var value: Any? = validationValue(at: i)
+            // The value `validateValue(_:forKey:)` is given: an attribute's value, a to-one's object, a
+            // to-many's set (array when ordered) of objects.
+            let attributeType = layout.attributeTypes[i]
+            let isAttribute = attributeType != nil
+            // A to-one's object without boxing and casting its ID (`publicValue(at:)` gives the same).
+            var value: Any? = isAttribute ? values[i] : layout.isToOne[i] ? toOneTarget(at: i) : publicValue(at: i)
             // Only a relationship's is compared with what comes back (an attribute's is compared with
             // the stored value), so only a relationship's is kept.
-            let given: Any?
-            if case .attribute = layout.kinds[i] { given = nil } else { given = value }
+            let given: Any? = isAttribute ? nil : value
             do {
                 validatingIndex = Int16(truncatingIfNeeded: i <= Int(Int16.max) ? i : -1)
                 defer { validatingIndex = -1 }
@@ -29,16 +33,18 @@ extension ManagedObject {
                 invalid.append(error)
                 continue
             }
-            if appliesCoercions { try adoptCoerced(value, given: given, at: i) }
+            if appliesCoercions {
+                // An attribute's value handed back as it was given (nearly always) is no coercion: seen
+                // without copying the stored value out to compare.
+                if let attributeType, values.withUnsafeBufferPointer({ attributeType.holdsSameOwnTypeValue(value, at: $0.baseAddress! + i) }) {
+                    continue
+                }
+                // A to-one's object (or nil) handed back as it was given: no cast needed to see it.
+                if layout.isToOne[i] && AnyBox.holdsSameObject(value, given) { continue }
+                try adoptCoerced(value, given: given, at: i)
+            }
         }
         if !invalid.isEmpty { throw ContextError.validation(invalid) }
-    }
-
-    /// The value `validateValue(_:forKey:)` is given: an attribute's value, a to-one's object, a
-    /// to-many's set (array when ordered) of objects.
-    private func validationValue(at i: Int) -> Any? {
-        if case .attribute = layout.kinds[i] { return values[i] }
-        return publicValue(at: i)
     }
 
     /// Stores a value `validateValue(_:forKey:)` replaced (coerced); an unchanged one is left alone.
@@ -91,8 +97,10 @@ extension ManagedObject {
             errors = a.validate(value)
             if errors.isEmpty { value = canonical(value, of: a) }
         case .toOne(let r):
+            // An optional one (nearly all) needs no look at its object, which takes a cast.
+            if r.isOptional { return }
             let present = (value as? ManagedObject).map { !isDiscarded($0) } ?? false
-            errors = r.isOptional || present ? [] : r.validate(count: 0)
+            errors = present ? [] : r.validate(count: 0)
         case .toMany(let r):
             errors = r.validate(count: memberCount(of: value))
         }

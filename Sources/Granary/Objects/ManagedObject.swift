@@ -19,15 +19,22 @@ import Foundation
 open class ManagedObject: CustomStringConvertible, Hashable {
     /// The entity this object belongs to.
     public var entity: EntityDescription { layout.entity }
+
+    // The ID, the context and the state below are read and written several times for every property
+    // set, read and saved, and only ever on the context's queue, by code that takes no access to them
+    // across a call that could reach them again (to-many edits take their array out of `values` first).
+    // They opt out of dynamic exclusivity checking, whose bookkeeping (a thread-local access set per
+    // read or write) was a tenth of an import's instructions.
+
     /// Temporary until the object is saved, permanent after.
-    public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context that owns the object; `nil` once it is removed (deleted and saved, or reset).
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     let layout: EntityLayout
     /// Current values by property index. Attributes hold Swift values; to-one relationships hold a
     /// `ManagedObjectID?`, to-many ones a `[ManagedObjectID]`.
-    var values: [Any?] {
+    @exclusivity(unchecked) var values: [Any?] {
         // Any write may change a to-many relationship behind the member sets' back. (A `didSet` that
         // does not read `oldValue` keeps element writes in place.)
         didSet { if !keepsMemberSets && !memberSets.isEmpty { memberSets = [] } }
@@ -37,32 +44,32 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// every link. Dropped on every write to `values` but the ones that keep it up to date. By property
     /// index, as long as the highest index that has one (an array: taking a set out of a dictionary and
     /// putting it back on every link cost more than the membership test it serves).
-    var memberSets: [Set<ManagedObjectID>?] = []
+    @exclusivity(unchecked) var memberSets: [Set<ManagedObjectID>?] = []
     /// The values as last read from or written to the store (or parent context); `nil` for an object
     /// that was never saved.
-    var committed: [Any?]?
+    @exclusivity(unchecked) var committed: [Any?]?
     /// The row version the committed values came with: the optimistic-locking check at save.
-    var rowVersion: Int64 = 0
-    var changedIndexes = PropertyIndexSet()
+    @exclusivity(unchecked) var rowVersion: Int64 = 0
+    @exclusivity(unchecked) var changedIndexes = PropertyIndexSet()
     /// The context's change epoch when it last filed this object as changed (see `objectDidChange`).
-    var changeMark: UInt64 = 0
+    @exclusivity(unchecked) var changeMark: UInt64 = 0
     // The flags and the small index share one word: an object is a few hundred bytes, and a `Bool`
     // declared alone takes a word of its own.
-    var faultState = false
-    var insertedState = false
-    var deletedState = false
+    @exclusivity(unchecked) var faultState = false
+    @exclusivity(unchecked) var insertedState = false
+    @exclusivity(unchecked) var deletedState = false
     /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
     /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
-    var hasAwokenFromInsert = false
+    @exclusivity(unchecked) var hasAwokenFromInsert = false
     /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
-    private var keepsMemberSets = false
+    @exclusivity(unchecked) private var keepsMemberSets = false
     /// The property a save is validating, so that the model's rules, reached through the overridable
     /// `validateValue(_:forKey:)`, find it without looking its name up (-1: none, or past `Int16`).
-    var validatingIndex: Int16 = -1
+    @exclusivity(unchecked) var validatingIndex: Int16 = -1
     /// Errors of typed setters the model refused; the next save reports them.
-    var rejectedValues: [Error] = []
+    @exclusivity(unchecked) var rejectedValues: [Error] = []
     /// The batch this fault belongs to, when it came from a fetch with a batch size.
-    var batch: (faulter: BatchFaulter, index: Int)?
+    @exclusivity(unchecked) var batch: (faulter: BatchFaulter, index: Int)?
     /// The results of fetched properties read since the object was last refreshed, by name.
     var fetchedResults: [String: [ManagedObject]] = [:]
 
@@ -288,7 +295,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         guard case .toOne(let r) = layout.kinds[i] else { return }
         if let target { try checkSameContext(target, key: r.name) }
         fireFaultIfNeeded()
-        let old = (values[i] as? ManagedObjectID).flatMap { managedObjectContext?.registeredOrFault($0) }
+        // Read from its box without a cast, as `toOneTarget(at:)` does.
+        let oldID = AnyBox.value(values[i], as: ManagedObjectID.self) ?? (values[i] as? ManagedObjectID)
+        let old = oldID.flatMap { managedObjectContext?.registeredOrFault($0) }
         if old === target { return }
         setRaw(target?.objectID, at: i)
         if let old { old.inverseRemove(self, relationship: r) }

@@ -159,6 +159,14 @@ struct GraphRepair {
             if entry.isRemoved { continue }
             let ref = entry.ref
             for (column, relationship) in relationshipColumns(of: entry.row, in: ref.table) {
+                // A to-one on both sides (one reference or none): compared without making a list of each,
+                // which cost two allocations per written row.
+                if let after = Self.toOneReference(entry.row[column]), let before = Self.toOneReference(entry.before?[column] ?? .null) {
+                    if after == before { continue }
+                    if let target = after { try link(ref, relationship, column: column, to: target) }
+                    if let target = before { try unlink(ref, relationship, from: target) }
+                    continue
+                }
                 let before = entry.before.map { Self.references(in: $0[column]) } ?? []
                 let after = Self.references(in: entry.row[column])
                 if before == after { continue }
@@ -325,6 +333,16 @@ struct GraphRepair {
             }
         }
         return row.values.count != before.values.count
+    }
+
+    /// A column value as a to-one's target: the reference, or none for anything but references (what
+    /// `references(in:)` reads as an empty list); nil for a list of references.
+    private static func toOneReference(_ value: Value) -> RowReference?? {
+        switch value {
+        case .reference(let ref): return .some(ref)
+        case .references: return nil
+        default: return .some(nil)
+        }
     }
 
     static func references(in value: Value) -> [RowReference] {

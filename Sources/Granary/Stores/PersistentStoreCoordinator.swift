@@ -299,12 +299,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return ContextError.storage(error)
     }
 
-    /// Throws the uniqueness conflicts of the rows a save writes, if there are any.
+    /// Throws the uniqueness conflicts of the rows a save writes, if there are any; for a big save, starts
+    /// the check on another thread and returns it, for the caller to finish before it commits.
     private static func checkUniqueness(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
                                         updates: [(ref: RowReference, table: String, row: Row, before: Row)],
-                                        store: PersistentStore, snapshot: Snapshot) throws {
+                                        store: PersistentStore, snapshot: Snapshot) throws -> PendingUniquenessCheck? {
         // Most models have no uniqueness constraint: then nothing here may cost a pass over the rows.
-        guard store.mapping.tables.contains(where: { $0.schema.indexes.contains(where: \.isUnique) }) else { return }
+        guard store.mapping.tables.contains(where: { $0.schema.indexes.contains(where: \.isUnique) }) else { return nil }
         var constrained: [String: Bool] = [:]
         func isConstrained(_ table: String) -> Bool {
             if let known = constrained[table] { return known }
@@ -322,7 +323,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let p = updates[k]
             written.append(.init(id: changes.updates[k].id, table: p.table, key: p.ref.key, row: p.row, before: p.before))
         }
-        guard !written.isEmpty else { return }
+        guard !written.isEmpty else { return nil }
         var removed: [String: Set<Int64>] = [:]
         for delete in changes.deletes {
             guard let key = delete.id.primaryKey, let table = try? store.entityMapping(delete.entity.name).tableName,
@@ -330,8 +331,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             removed[table, default: []].insert(key)
         }
         let check = UniquenessCheck(store: store, snapshot: snapshot, model: store.model)
+        if written.count >= PendingUniquenessCheck.threshold { return PendingUniquenessCheck(check, written: written, removed: removed) }
         let found = try check.conflicts(written, removed: removed)
         if !found.isEmpty { throw ConstraintConflictsFound(conflicts: found) }
+        return nil
     }
 
     /// Whether every reference in `inserts` names a row the save inserts: a key among `newKeys`, the
@@ -442,92 +445,105 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
             if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
         }
-        try checkUniqueness(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
-        if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
-            Self.linksOnlyRowsItInserts(inserts, newKeys: newKeys)
-        {
-            // New rows linked to new rows only: both ends come from the one context, which keeps
-            // inverses in step as it sets them, and no other save can have changed a row that did not
-            // exist. The graph pass would find nothing to finish (it was a quarter of a big insert).
-            linksChange = false
-        }
-        // With unique indexes, the order of writes matters (see `writeInRounds`); without, the save's own.
-        let hasUniqueIndexes = store.mapping.tables.contains { $0.schema.indexes.contains(where: \.isUnique) }
-        guard linksChange else {
-            // No relationship set, changed or deleted: nothing to finish at the other ends.
-            if hasUniqueIndexes {
-                try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
-                try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+        // A big save checks uniqueness on another thread while this one finishes links and writes rows:
+        // the check only reads the snapshot the transaction started from, and its verdict is awaited
+        // before the transaction can commit, and before any other error of the writes is thrown, so the
+        // save fails exactly as it would have with the check first.
+        let pendingCheck = try checkUniqueness(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
+        func writeRows() throws {
+            if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
+                Self.linksOnlyRowsItInserts(inserts, newKeys: newKeys)
+            {
+                // New rows linked to new rows only: both ends come from the one context, which keeps
+                // inverses in step as it sets them, and no other save can have changed a row that did not
+                // exist. The graph pass would find nothing to finish (it was a quarter of a big insert).
+                linksChange = false
+            }
+            // With unique indexes, the order of writes matters (see `writeInRounds`); without, the save's own.
+            let hasUniqueIndexes = store.mapping.tables.contains { $0.schema.indexes.contains(where: \.isUnique) }
+            guard linksChange else {
+                // No relationship set, changed or deleted: nothing to finish at the other ends.
+                if hasUniqueIndexes {
+                    try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
+                    try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+                    return
+                }
+                for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
+                for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
                 return
             }
-            for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
-            for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
-            return
-        }
 
-        // Then the links finished against the store's current rows.
-        var graph = GraphRepair(store: store, snapshot: snapshot, capacity: inserts.count + updates.count)
-        for p in inserts { try graph.addInsert(p.row, ref: p.ref) }
-        for p in updates { try graph.addUpdate(p.row, before: p.before, ref: p.ref) }
-        for delete in changes.deletes {
-            guard let row = before[delete.id] else { continue }
-            try graph.addDelete(before: row, ref: RowReference(table: try location(delete.entity).id, key: delete.id.primaryKey!))
-        }
-        try graph.run()
+            // Then the links finished against the store's current rows.
+            var graph = GraphRepair(store: store, snapshot: snapshot, capacity: inserts.count + updates.count)
+            for p in inserts { try graph.addInsert(p.row, ref: p.ref) }
+            for p in updates { try graph.addUpdate(p.row, before: p.before, ref: p.ref) }
+            for delete in changes.deletes {
+                guard let row = before[delete.id] else { continue }
+                try graph.addDelete(before: row, ref: RowReference(table: try location(delete.entity).id, key: delete.id.primaryKey!))
+            }
+            try graph.run()
 
-        // Deleted rows go first: a row the save inserts or updates may take a unique value that a row it
-        // deletes still holds (the uniqueness check already counted that row as gone), and the engine's
-        // unique index checks each write as it comes.
-        for ref in graph.deleted {
-            guard let table = snapshot.tableName(for: ref.table) else { continue }
-            try tx.delete(from: table, key: ref.key)
-        }
-        // The working set holds the save's rows first, in the order they were added: inserts, then
-        // updates; then the rows the pass loaded.
-        var touched: [(RowReference, TableMapping)] = []
-        var deferredUpdates: [RowWrite] = [], deferredInserts: [RowWrite] = []
-        func write(_ w: RowWrite) throws {
-            if !hasUniqueIndexes {
-                if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
-            } else if w.isInsert {
-                deferredInserts.append(w)
-            } else {
-                deferredUpdates.append(w)
+            // Deleted rows go first: a row the save inserts or updates may take a unique value that a row it
+            // deletes still holds (the uniqueness check already counted that row as gone), and the engine's
+            // unique index checks each write as it comes.
+            for ref in graph.deleted {
+                guard let table = snapshot.tableName(for: ref.table) else { continue }
+                try tx.delete(from: table, key: ref.key)
+            }
+            // The working set holds the save's rows first, in the order they were added: inserts, then
+            // updates; then the rows the pass loaded.
+            var touched: [(RowReference, TableMapping)] = []
+            var deferredUpdates: [RowWrite] = [], deferredInserts: [RowWrite] = []
+            func write(_ w: RowWrite) throws {
+                if !hasUniqueIndexes {
+                    if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
+                } else if w.isInsert {
+                    deferredInserts.append(w)
+                } else {
+                    deferredUpdates.append(w)
+                }
+            }
+            for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
+                switch entry.origin {
+                case .inserted:
+                    let p = inserts[k]
+                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                    try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true))
+                case .updated:
+                    let p = updates[k - inserts.count]
+                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                    try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
+                case .repaired:
+                    guard entry.touched else { continue }
+                    var row = entry.row
+                    guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
+                    row[StorageMapping.versionColumn] = .int(version + 1)
+                    try write(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
+                }
+                if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
+            }
+            try writeInRounds(deferredUpdates, in: tx)
+            try writeInRounds(deferredInserts, in: tx)
+            for (ref, entityName) in graph.cascaded {
+                outcome.cascadedDeletes.append(ManagedObjectID(entityName: entityName, store: store.identifier, key: ref.key))
+            }
+            // What the store holds now for rows that differ from what the context wrote (or did not write).
+            if !touched.isEmpty {
+                let after = tx.snapshot
+                for (ref, table) in touched {
+                    guard let row = try after.row(in: table.name, key: ref.key) else { continue }
+                    let record = try store.record(from: row, key: ref.key, table: table, snapshot: after)
+                    outcome.touched[record.id] = record
+                }
             }
         }
-        for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
-            switch entry.origin {
-            case .inserted:
-                let p = inserts[k]
-                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true))
-            case .updated:
-                let p = updates[k - inserts.count]
-                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
-            case .repaired:
-                guard entry.touched else { continue }
-                var row = entry.row
-                guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
-                row[StorageMapping.versionColumn] = .int(version + 1)
-                try write(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
-            }
-            if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
+        do {
+            try writeRows()
+        } catch {
+            try pendingCheck?.finish()
+            throw error
         }
-        try writeInRounds(deferredUpdates, in: tx)
-        try writeInRounds(deferredInserts, in: tx)
-        for (ref, entityName) in graph.cascaded {
-            outcome.cascadedDeletes.append(ManagedObjectID(entityName: entityName, store: store.identifier, key: ref.key))
-        }
-        // What the store holds now for rows that differ from what the context wrote (or did not write).
-        if !touched.isEmpty {
-            let after = tx.snapshot
-            for (ref, table) in touched {
-                guard let row = try after.row(in: table.name, key: ref.key) else { continue }
-                let record = try store.record(from: row, key: ref.key, table: table, snapshot: after)
-                outcome.touched[record.id] = record
-            }
-        }
+        try pendingCheck?.finish()
     }
 }
 

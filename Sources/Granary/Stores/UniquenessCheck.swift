@@ -58,8 +58,8 @@ struct UniqueIndex {
 }
 
 /// Finds what a save's rows would break in the store's unique indexes, before anything is written.
-struct UniquenessCheck {
-    struct Written {
+struct UniquenessCheck: Sendable {
+    struct Written: Sendable {
         /// The context's ID of the object (temporary for an insert).
         var id: ManagedObjectID
         var table: String
@@ -89,11 +89,15 @@ struct UniquenessCheck {
             var rewritten = removed[tableName] ?? []
             for i in members where written[i].before != nil { rewritten.insert(written[i].key) }
             for index in indexes {
-                for (key, group) in Self.groups(members, of: written, by: index) {
-                    // One row keeping the values it had: the index held them once, for it alone.
-                    if group.count == 1, let before = written[group[0]].before, index.key(of: before) == key { continue }
-                    let stored = try snapshot.queryKeys(IndexQuery(table: tableName, index: index.name, equal: key))
-                        .filter { !rewritten.contains($0) }
+                // One row keeping the values it had: the index held them once, for it alone.
+                let probed = Self.groups(members, of: written, by: index).filter { key, group in
+                    !(group.count == 1 && written[group[0]].before.map { index.key(of: $0) == key } == true)
+                }
+                // The stored rows with each group's values, probed together (one index walk in key order
+                // instead of one query per group). A unique index holds at most one row per value.
+                let firstStored = try snapshot.firstKeys(in: tableName, index: index.name, equalTo: probed.map(\.key))
+                for ((key, group), first) in zip(probed, firstStored) {
+                    let stored = first.map { rewritten.contains($0) ? [] : [$0] } ?? []
                     guard group.count + stored.count > 1 else { continue }
                     var database: ObjectRecord?
                     if let first = stored.first, let row = try snapshot.row(in: tableName, key: first) {

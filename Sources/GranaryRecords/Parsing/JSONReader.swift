@@ -62,6 +62,12 @@ struct JSONReader {
     private var position = 0
     /// Scratch space for strings with escapes.
     private var scratch: [UInt8] = []
+    /// The key last read at each member position of an object (up to `recentKeyLimit`), with where its
+    /// text lies in the input. The objects of an array mostly repeat their keys in order, and a key
+    /// whose bytes match the one before at its position is taken again instead of being made anew:
+    /// making (and validating) the key strings was a third of reading an array of flat objects.
+    private var recentKeys: [(start: Int, count: Int, text: String)] = []
+    private static let recentKeyLimit = 64
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -116,7 +122,7 @@ struct JSONReader {
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
-            let key = try string()
+            let key = try key(at: members.count)
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
             position += 1
@@ -152,6 +158,34 @@ struct JSONReader {
             default: throw failure("expected ',' or ']' in an array")
             }
         }
+    }
+
+    /// The key of the member at position `k` of an object, at its opening quote: the key read at that
+    /// position before when the text is the same (see `recentKeys`), else read as any string.
+    private mutating func key(at k: Int) throws(Failure) -> String {
+        let start = position + 1
+        if k < recentKeys.count {
+            let recent = recentKeys[k]
+            let end = start + recent.count
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\""),
+                memcmp(bytes.baseAddress! + start, bytes.baseAddress! + recent.start, recent.count) == 0
+            {
+                position = end + 1
+                return recent.text
+            }
+        }
+        let text = try string()
+        // Remembered only when it had no escape, so that its text is its bytes (an escape is longer
+        // than what it stands for).
+        let count = position - 1 - start
+        if text.utf8.count == count && k < Self.recentKeyLimit {
+            if k < recentKeys.count {
+                recentKeys[k] = (start, count, text)
+            } else if k == recentKeys.count {
+                recentKeys.append((start, count, text))
+            }
+        }
+        return text
     }
 
     private mutating func string() throws(Failure) -> String {

@@ -12,18 +12,22 @@ final class ParsingSession {
     /// needs no fetch). Typed, so that a lookup hashes the ID itself rather than an `AnyHashable` box.
     /// What the call learned of one class: its objects by ID, the IDs found absent, its names (looked up
     /// once, not per object), and the top-level keys whose targets were fetched across the elements.
+    ///
+    /// Its tables, and the session's own, are read and written for every element of the call, on the
+    /// context's queue only and never across a call that reaches them again: they opt out of dynamic
+    /// exclusivity checking.
     private final class Known<T: Parsable> {
-        var objects: [T.EntityID: T] = [:]
-        var fetched: Set<T.EntityID> = []
+        @exclusivity(unchecked) var objects: [T.EntityID: T] = [:]
+        @exclusivity(unchecked) var fetched: Set<T.EntityID> = []
         var entityName: String?
         var entity: EntityDescription?
         var idName: String?
         var jsonKey: String?
         var prefetchedKeys: Set<String> = []
     }
-    private var known: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) private var known: [ObjectIdentifier: AnyObject] = [:]
     /// The last class looked up, and its table: an import reads one class many times in a row.
-    private var lastKnown: (type: ObjectIdentifier, table: AnyObject)?
+    @exclusivity(unchecked) private var lastKnown: (type: ObjectIdentifier, table: AnyObject)?
 
     private func table<T: Parsable>(_: T.Type) -> Known<T> {
         let k = ObjectIdentifier(T.self)

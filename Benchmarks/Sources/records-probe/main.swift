@@ -1,0 +1,114 @@
+import Foundation
+import Granary
+import GranaryRecords
+
+// J3 of the records bench, small and alone, for callgrind: `records-probe [objects]` makes a store with
+// 1,000 parents and `objects` items (untimed), then imports and saves, on one background context, an
+// array whose first half exists with changed values and whose second half is new. Profile only that
+// step with `valgrind --tool=callgrind --toggle-collect='*parseAndSave8jsonData*' records-probe 20000`
+// (the setup imports with `parse` and `save`, so that only the measured step goes through `parseAndSave`).
+
+final class FeedParent: ManagedObject, Parsable {
+    @Managed var serverID: Int64
+    @Managed var name: String
+    @Managed var items: Set<FeedItem>
+    static var idKeyPath: ReferenceWritableKeyPath<FeedParent, Int64> { \.serverID }
+    static var jsonKey: String { "id" }
+
+    func mapValues(from map: MappingValues) throws {
+        try name <- map["name"]
+    }
+}
+
+final class FeedItem: ManagedObject, Parsable {
+    @Managed var serverID: Int64
+    @Managed var name: String
+    @Managed var score: Double
+    @Managed var quantity: Int32
+    @Managed var active: Bool
+    @Managed var created: Date
+    @Managed var parent: FeedParent?
+    static var idKeyPath: ReferenceWritableKeyPath<FeedItem, Int64> { \.serverID }
+    static var jsonKey: String { "id" }
+
+    func mapValues(from map: MappingValues) throws {
+        try name <- map["name"]
+        try score <- map["score"]
+        try quantity <- map["quantity"]
+        try active <- map["active"]
+        try created <- map["created"]
+        try parent <- map["parent"]
+    }
+}
+
+let parents = 1_000
+let model = try ManagedObjectModel(version: "1") {
+    Entity("FeedParent", as: FeedParent.self) {
+        Attribute("serverID", .integer64)
+        Attribute("name", .string, defaultValue: "")
+        Relationship("items", toMany: "FeedItem", inverse: "parent", deleteRule: .nullify)
+        Unique("serverID")
+    }
+    Entity("FeedItem", as: FeedItem.self) {
+        Attribute("serverID", .integer64)
+        Attribute("name", .string, defaultValue: "")
+        Attribute("score", .double, defaultValue: 0.0)
+        Attribute("quantity", .integer32, defaultValue: Int32(0))
+        Attribute("active", .boolean, defaultValue: false)
+        Attribute("created", .date, defaultValue: Date(timeIntervalSince1970: 0))
+        Relationship("parent", to: "FeedParent", inverse: "items", deleteRule: .nullify)
+        Unique("serverID")
+    }
+}
+
+/// The records bench's items (same values, same JSON shape).
+func json(_ ids: Range<Int>, edition: Int) throws -> Data {
+    let formatter = ISO8601DateFormatter()
+    let array: [[String: Any]] = ids.map { id in
+        ["id": Int64(id), "name": "item \(id) v\(edition)", "score": Double(id % 1_000) / 8 + Double(edition),
+         "quantity": Int32((id &* 7 &+ edition) % 500), "active": (id + edition) % 3 == 0,
+         "created": formatter.string(from: Date(timeIntervalSince1970: 1_700_000_000 + Double(id) * 37 + Double(edition) * 86_400)),
+         "parent": Int64((id &* 31 &+ edition) % parents)]
+    }
+    return try JSONSerialization.data(withJSONObject: array)
+}
+
+
+let n = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 20_000
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("records-probe-\(ProcessInfo.processInfo.processIdentifier)")
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: folder) }
+let manager = try StoreManager(name: "Feed", model: model, location: .directory(folder))
+let setup = manager.newBackgroundContext()
+let parentsJSON = try JSONSerialization.data(withJSONObject: (0..<parents).map { ["id": $0, "name": "parent \($0)"] as [String: Any] })
+try setup.performAndWait {
+    try FeedParent.parse(jsonData: parentsJSON, in: setup)
+    try setup.save()
+    try FeedItem.parse(jsonData: json(0..<n, edition: 0), in: setup)
+    try setup.save()
+}
+let data = try json(n / 2..<(n / 2 + n), edition: 1)
+let context = manager.newBackgroundContext()
+let clock = ContinuousClock()
+let start = clock.now
+let count: Int
+if CommandLine.arguments.dropFirst(2).first == "phases" {
+    // The import and the save timed apart (not through `parseAndSave`, so not for callgrind's toggle).
+    count = try context.performAndWait {
+        let objects = try FeedItem.parse(jsonData: data, in: context)
+        let parsed = clock.now
+        try context.save()
+        print("parse \(parsed - start), save \(clock.now - parsed)")
+        return objects.count
+    }
+} else {
+    count = try context.performAndWait { try FeedItem.parseAndSave(jsonData: data, in: context).count }
+}
+let elapsed = clock.now - start
+precondition(count == n)
+let check = manager.newBackgroundContext()
+let (items, sum) = try check.performAndWait {
+    let all = try check.fetch(FeedItem.fetchRequest())
+    return (all.count, all.reduce(0) { $0 + Int($1.quantity) + Int($1.parent?.serverID ?? -1_000_000) })
+}
+print("J3 probe: \(n) objects in \(elapsed); store holds \(items) items, checksum \(sum)")
