@@ -109,7 +109,7 @@ import Testing
             let sleeping = Gate()
             func execute() async throws {
                 sleeping.open()
-                try await Task.sleep(for: .seconds(120))
+                try await Task.sleep(for: .seconds(900))
             }
             func cancel() {}
         }
@@ -120,7 +120,7 @@ import Testing
         #expect(await sleeper.sleeping.arrived())
         proxy.cancel()
         await proxy.waitUntilFinished()
-        #expect(proxy.statistics.executionTime < 60, "the sleep was cancelled, not waited out")
+        #expect(proxy.statistics.executionTime < 600, "the sleep was cancelled, not waited out")
         #expect(proxy.completionStatus == .canceled)
         #expect(proxy.error is CancellationError)
     }

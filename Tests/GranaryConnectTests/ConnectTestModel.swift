@@ -127,7 +127,9 @@ struct TestFailure: Error, Equatable { let text: String }
 final class Gate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     func open() { semaphore.signal() }
-    func wait(seconds: Double = 10) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+    /// Blocks an action until the test opens the gate: for as long as a full run may keep the test's
+    /// task from running (other suites hold Swift's cooperative threads for minutes at a time).
+    func wait(seconds: Double = 900) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
 
     func arrived(seconds: Double = 300) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)

@@ -88,7 +88,7 @@ import Testing
         let server = try TestWebServer()
         defer { server.stop() }
         try await server.seed(count: 10)
-        try await server.setMode(["delay": 60])
+        try await server.setMode(["delay": 900])
         let connect = try ConnectTestModel.makeConnect()
         defer { try? connect.close() }
         let proxy = try connect.execute(RefreshCustomers(service: server.service))
@@ -97,7 +97,7 @@ import Testing
         proxy.cancel()
         await proxy.waitUntilFinished()
         #expect(proxy.completionStatus == .canceled)
-        #expect(proxy.statistics.executionTime < 30, "the request was cancelled, not waited out")
+        #expect(proxy.statistics.executionTime < 600, "the request was cancelled, not waited out")
         #expect(try await Self.count(connect) == 0)
     }
 }

@@ -29,6 +29,9 @@ struct ConnectBench {
         /// memory before it.
         var peakGrowth: Int
         var report: FeedMergeReport
+        /// The store's own listing merged again, nothing changed: time and memory growth.
+        var unchangedTime: Duration
+        var unchangedGrowth: Int
     }
 
     static func model() throws -> ManagedObjectModel {
@@ -136,11 +139,28 @@ struct ConnectBench {
         _ = try await connect.run(first)
         guard first.report.inserted == size else { throw BenchError.resultsDisagree(workload: "A2", detail: "the first merge inserted \(first.report.inserted) of \(size)") }
 
+        // The same listing again: nothing to change, nothing saved.
+        let (unchangedTime, unchangedGrowth, unchangedReport) = try await measured(connect, MergeAction(feed: first.feed.shuffled()))
+        guard unchangedReport.unchanged == size, !unchangedReport.saved else {
+            throw BenchError.resultsDisagree(workload: "A2", detail: "merging the same listing again reported \(unchangedReport)")
+        }
+
         let gone = size / 100, added = size / 100, changed = size / 10
         var feed = (gone..<size).map { i in record(i, name: i % 10 == 0 ? "renamed \(i)" : "name \(i)") }
         feed += (size..<(size + added)).map { record($0, name: "new \($0)") }
         feed.shuffle()
-        let action = MergeAction(feed: feed)
+        let (time, growth, report) = try await measured(connect, MergeAction(feed: feed))
+        let expectedChanged = (gone..<size).filter { $0 % 10 == 0 }.count
+        guard report.inserted == added, report.deleted == gone, report.updated == expectedChanged else {
+            throw BenchError.resultsDisagree(workload: "A2", detail: "the merge reported \(report), expected \(added) inserted, \(expectedChanged) updated, \(gone) deleted")
+        }
+        return Merge(storeSize: size, feed: feed.count, changed: changed, added: added, gone: gone, time: time,
+                     peakGrowth: growth, report: report, unchangedTime: unchangedTime, unchangedGrowth: unchangedGrowth)
+    }
+
+    /// Runs `action` and returns its time, the growth of resident memory while it ran (sampled every
+    /// millisecond, over the resident memory before it) and its report.
+    private func measured(_ connect: GenericConnect<DirectStrategy>, _ action: MergeAction) async throws -> (Duration, Int, FeedMergeReport) {
         let sampling = Atomic<Bool>(true)
         let peak = Atomic<Int>(0)
         let before = ResidentMemory.current()
@@ -157,13 +177,7 @@ struct ConnectBench {
         let time = ContinuousClock.now - start
         sampling.store(false, ordering: .relaxed)
         if let error = proxy.error { throw error }
-        let report = action.report
-        let expectedChanged = (gone..<size).filter { $0 % 10 == 0 }.count
-        guard report.inserted == added, report.deleted == gone, report.updated == expectedChanged else {
-            throw BenchError.resultsDisagree(workload: "A2", detail: "the merge reported \(report), expected \(added) inserted, \(expectedChanged) updated, \(gone) deleted")
-        }
-        return Merge(storeSize: size, feed: feed.count, changed: changed, added: added, gone: gone, time: time,
-                     peakGrowth: max(0, peak.load(ordering: .relaxed) - before), report: report)
+        return (time, max(0, peak.load(ordering: .relaxed) - before), action.report)
     }
 
     /// A counter the task-group bodies bump, so that they do something the optimizer keeps.

@@ -18,6 +18,9 @@ enum ConnectTable {
                          Measurement.time(merge.time).text, "—", "—", merge.storeSize == 40_000 ? "1 s" : "—"])
             rows.append(["A2. the same: resident memory growth during the merge",
                          "\(Format.decimal(Double(merge.peakGrowth) / 1_048_576, digits: 1)) MiB", "—", "—", "flat"])
+            rows.append(["A2. the store's own listing of \(Format.grouped(Double(merge.storeSize))) again (nothing changes): time, memory growth",
+                         "\(Measurement.time(merge.unchangedTime).text), \(Format.decimal(Double(merge.unchangedGrowth) / 1_048_576, digits: 1)) MiB",
+                         "—", "—", "—"])
         }
         var notes: [String] = []
         if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }
