@@ -17,9 +17,18 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        // The records bench's Granary classes and model, shared by the bench and the probe.
+        .target(
+            name: "RecordsFeed",
+            dependencies: [
+                .product(name: "Granary", package: "Granary"),
+                .product(name: "GranaryRecords", package: "Granary"),
+            ]
+        ),
         .executableTarget(
             name: "granary-bench",
             dependencies: [
+                "RecordsFeed",
                 .product(name: "GranaryStorage", package: "Granary"),
                 .product(name: "Granary", package: "Granary"),
                 .product(name: "GranaryStack", package: "Granary"),
@@ -33,6 +42,7 @@ let package = Package(
         .executableTarget(
             name: "records-probe",
             dependencies: [
+                "RecordsFeed",
                 .product(name: "Granary", package: "Granary"),
                 .product(name: "GranaryRecords", package: "Granary"),
             ]

@@ -1,6 +1,7 @@
 import Foundation
 import Granary
 import GranaryRecords
+import RecordsFeed
 
 // J3 of the records bench, small and alone, for callgrind: `records-probe [objects]` makes a store with
 // 1,000 parents and `objects` items (untimed), then imports and saves, on one background context, an
@@ -8,58 +9,8 @@ import GranaryRecords
 // step with `valgrind --tool=callgrind --toggle-collect='*parseAndSave8jsonData*' records-probe 20000`
 // (the setup imports with `parse` and `save`, so that only the measured step goes through `parseAndSave`).
 
-final class FeedParent: ManagedObject, Parsable {
-    @Managed var serverID: Int64
-    @Managed var name: String
-    @Managed var items: Set<FeedItem>
-    static var idKeyPath: ReferenceWritableKeyPath<FeedParent, Int64> { \.serverID }
-    static var jsonKey: String { "id" }
-
-    func mapValues(from map: MappingValues) throws {
-        try name <- map["name"]
-    }
-}
-
-final class FeedItem: ManagedObject, Parsable {
-    @Managed var serverID: Int64
-    @Managed var name: String
-    @Managed var score: Double
-    @Managed var quantity: Int32
-    @Managed var active: Bool
-    @Managed var created: Date
-    @Managed var parent: FeedParent?
-    static var idKeyPath: ReferenceWritableKeyPath<FeedItem, Int64> { \.serverID }
-    static var jsonKey: String { "id" }
-
-    func mapValues(from map: MappingValues) throws {
-        try name <- map["name"]
-        try score <- map["score"]
-        try quantity <- map["quantity"]
-        try active <- map["active"]
-        try created <- map["created"]
-        try parent <- map["parent"]
-    }
-}
-
-let parents = 1_000
-let model = try ManagedObjectModel(version: "1") {
-    Entity("FeedParent", as: FeedParent.self) {
-        Attribute("serverID", .integer64)
-        Attribute("name", .string, defaultValue: "")
-        Relationship("items", toMany: "FeedItem", inverse: "parent", deleteRule: .nullify)
-        Unique("serverID")
-    }
-    Entity("FeedItem", as: FeedItem.self) {
-        Attribute("serverID", .integer64)
-        Attribute("name", .string, defaultValue: "")
-        Attribute("score", .double, defaultValue: 0.0)
-        Attribute("quantity", .integer32, defaultValue: Int32(0))
-        Attribute("active", .boolean, defaultValue: false)
-        Attribute("created", .date, defaultValue: Date(timeIntervalSince1970: 0))
-        Relationship("parent", to: "FeedParent", inverse: "items", deleteRule: .nullify)
-        Unique("serverID")
-    }
-}
+let parents = FeedModel.parents
+let model = FeedModel.model
 
 /// The records bench's items (same values, same JSON shape).
 func json(_ ids: Range<Int>, edition: Int) throws -> Data {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Granary
 import GranaryRecords
+import RecordsFeed
 import GranaryStack
 
 /// J1–J3: importing JSON from a web service by unique ID, in one call and one durable save.

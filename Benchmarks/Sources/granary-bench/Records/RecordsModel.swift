@@ -2,71 +2,14 @@ import Foundation
 import GRDB
 import Granary
 import GranaryRecords
+import RecordsFeed
 
 // The records table's data: items from a web service, each linked by ID to one of 1,000 parents, as
-// Granary `Parsable` classes and as GRDB Codable records decoded by `JSONDecoder`.
-
-final class FeedParent: ManagedObject, Parsable {
-    @Managed var serverID: Int64
-    @Managed var name: String
-    @Managed var items: Set<FeedItem>
-    static var idKeyPath: ReferenceWritableKeyPath<FeedParent, Int64> { \.serverID }
-    static var jsonKey: String { "id" }
-
-    func mapValues(from map: MappingValues) throws {
-        try name <- map["name"]
-    }
-}
-
-final class FeedItem: ManagedObject, Parsable {
-    @Managed var serverID: Int64
-    @Managed var name: String
-    @Managed var score: Double
-    @Managed var quantity: Int32
-    @Managed var active: Bool
-    @Managed var created: Date
-    @Managed var parent: FeedParent?
-    static var idKeyPath: ReferenceWritableKeyPath<FeedItem, Int64> { \.serverID }
-    static var jsonKey: String { "id" }
-
-    func mapValues(from map: MappingValues) throws {
-        try name <- map["name"]
-        try score <- map["score"]
-        try quantity <- map["quantity"]
-        try active <- map["active"]
-        try created <- map["created"]
-        try parent <- map["parent"]
-    }
-}
+// Granary `Parsable` classes (RecordsFeed) and as GRDB Codable records decoded by `JSONDecoder`.
 
 enum RecordsModel {
-    static let parents = 1_000
-
-    /// One model for the process: classes bind to their entities once.
-    static let model: ManagedObjectModel = {
-        do {
-            return try ManagedObjectModel(version: "1") {
-                Entity("FeedParent", as: FeedParent.self) {
-                    Attribute("serverID", .integer64)
-                    Attribute("name", .string, defaultValue: "")
-                    Relationship("items", toMany: "FeedItem", inverse: "parent", deleteRule: .nullify)
-                    Unique("serverID")
-                }
-                Entity("FeedItem", as: FeedItem.self) {
-                    Attribute("serverID", .integer64)
-                    Attribute("name", .string, defaultValue: "")
-                    Attribute("score", .double, defaultValue: 0.0)
-                    Attribute("quantity", .integer32, defaultValue: Int32(0))
-                    Attribute("active", .boolean, defaultValue: false)
-                    Attribute("created", .date, defaultValue: Date(timeIntervalSince1970: 0))
-                    Relationship("parent", to: "FeedParent", inverse: "items", deleteRule: .nullify)
-                    Unique("serverID")
-                }
-            }
-        } catch {
-            fatalError("the records bench model does not build: \(error)")
-        }
-    }()
+    static let parents = FeedModel.parents
+    static let model = FeedModel.model
 
     struct Parent: Codable, FetchableRecord, PersistableRecord {
         static let databaseTableName = "feedParent"

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Granary
 import GranaryRecords
+import RecordsFeed
 import GranaryStack
 import Synchronization
 
