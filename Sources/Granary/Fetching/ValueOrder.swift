@@ -140,3 +140,12 @@ enum ValueOrder {
         return false
     }
 }
+
+extension Value {
+    /// The order a fetch sorted by an attribute returns its values in, nulls first (the store's index
+    /// order; strings by UTF-8 bytes): for code that walks a sorted fetch beside values of its own.
+    /// - Parameter decimal: Whether the values are a decimal attribute's (compared as decimals).
+    @_spi(GranaryRecords) public static func storeOrder(_ a: Value, _ b: Value, decimal: Bool = false) -> ComparisonResult {
+        ValueOrder.sortOrder(a, b, asDecimals: decimal, strings: .binary)
+    }
+}

@@ -150,7 +150,7 @@ private struct FeedMergeRun {
                     continue
                 }
                 let object = try EntityDescription.insertNewObject(forEntityName: entity.name, into: objectContext)
-                for (name, value) in zip(keys, key.values) { try object.setValue(Self.swiftValue(value), forKey: name) }
+                for (name, value) in zip(keys, key.values) { try object.setValue(FeedMergeValues.swiftValue(value), forKey: name) }
                 try write(record, to: object, index: index)
                 created[key] = object
                 report.inserted += 1
@@ -180,13 +180,7 @@ private struct FeedMergeRun {
     }
 
     private func write(_ record: [String: Any], to object: ManagedObject, index: Int) throws {
-        for (name, raw) in record where !ignore.contains(name) {
-            guard entity.attributesByName[name] != nil else {
-                if entity.relationshipsByName[name] != nil { continue }
-                throw ConnectError.invalidFeedRecord(entity: entity.name, index: index, reason: "'\(name)' is not an attribute of \(entity.name)")
-            }
-            try object.setValue(raw is NSNull ? nil : raw, forKey: name)
-        }
+        try FeedMergeValues.write(record, to: object, entity: entity, ignore: ignore, index: index)
     }
 
     /// Deletes the stored objects of the subset whose keys the feed did not list, reading only their
@@ -231,6 +225,22 @@ private struct FeedMergeRun {
             guard rows.count == batchSize else { return }
             offset += rows.count
             last = rows.last.flatMap { FeedKey.of(dictionary: $0, attributes: keys).values.first }
+        }
+    }
+}
+
+/// Writing feed records into objects, for both merges.
+enum FeedMergeValues {
+    /// Writes the record's attributes (all but `ignore`; relationships skipped) to `object`.
+    /// - Throws: ``ConnectError/invalidFeedRecord(entity:index:reason:)`` for a key that is no property;
+    ///   `ContextError` for a value the attribute cannot take.
+    static func write(_ record: [String: Any], to object: ManagedObject, entity: EntityDescription, ignore: Set<String>, index: Int) throws {
+        for (name, raw) in record where !ignore.contains(name) {
+            guard entity.attributesByName[name] != nil else {
+                if entity.relationshipsByName[name] != nil { continue }
+                throw ConnectError.invalidFeedRecord(entity: entity.name, index: index, reason: "'\(name)' is not an attribute of \(entity.name)")
+            }
+            try object.setValue(raw is NSNull ? nil : raw, forKey: name)
         }
     }
 
