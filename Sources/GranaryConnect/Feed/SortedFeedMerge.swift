@@ -57,7 +57,7 @@ private struct SortedFeedWalk {
     let decimals: [Bool]
 
     /// The current page of stored keys and where the walk is in it.
-    var page: [(key: FeedKey, id: ManagedObjectID)] = []
+    var page: [(key: FeedKey, id: ManagedObjectID, row: [String: Any])] = []
     var position = 0
     var pageOffset = 0
     var exhausted = false
@@ -67,6 +67,8 @@ private struct SortedFeedWalk {
     /// unsorted merge counts it).
     enum Outcome {
         case object(ManagedObject)
+        /// A stored row the record left as it was (its object not touched).
+        case unchangedRow(ManagedObjectID)
         case protected
         case conditionFailed
     }
@@ -83,6 +85,26 @@ private struct SortedFeedWalk {
         self.protected = protected
         self.batchSize = batchSize
         decimals = keys.map { entity.attributesByName[$0]?.type == .decimal }
+        comparedAttributes = entity.attributes.filter { !$0.isTransient && !$0.isDerived && !ignore.contains($0.name) }.map(\.name)
+    }
+
+    /// The attributes a record may change: read with the stored keys.
+    let comparedAttributes: [String]
+
+    /// Whether the record would leave the stored row as it is: every attribute it names holds the same
+    /// engine value already. Exact: a value that converts differently (an `Int` for a `Double`
+    /// attribute) counts as a change, and the write then decides.
+    func changesNothing(_ record: [String: Any], stored row: [String: Any]) -> Bool {
+        for (name, raw) in record where !ignore.contains(name) {
+            guard entity.attributesByName[name] != nil else {
+                if entity.relationshipsByName[name] != nil { continue }
+                return false      // the write reports the unknown key
+            }
+            let incoming = raw is NSNull ? Value.null : FeedKey.value(raw)
+            let current = FeedKey.value(row[name]) ?? .null
+            guard let incoming, incoming == current else { return false }
+        }
+        return true
     }
 
     var objectContext: ManagedObjectContext { context.managedObjectContext }
@@ -111,6 +133,14 @@ private struct SortedFeedWalk {
                     report.repeatedKeys += 1
                     switch previous.outcome {
                     case .object(let object): try apply(record, to: object, index: index)
+                    case .unchangedRow(let id):
+                        let object = try objectContext.existingObject(with: id)
+                        if let condition, try !object.matches(condition) {
+                            report.unchanged += 1
+                        } else {
+                            try apply(record, to: object, index: index)
+                        }
+                        self.previous = (key, .object(object))
                     case .protected: report.protectedByOutbox += 1
                     case .conditionFailed: report.unchanged += 1
                     }
@@ -129,6 +159,11 @@ private struct SortedFeedWalk {
                 if protected.updated.contains(key) || protected.deleted.contains(key) {
                     report.protectedByOutbox += 1
                     previous = (key, .protected)
+                    continue
+                }
+                if changesNothing(record, stored: stored.row) {
+                    report.unchanged += 1
+                    previous = (key, .unchangedRow(stored.id))
                     continue
                 }
                 let object = try objectContext.existingObject(with: stored.id)
@@ -176,7 +211,7 @@ private struct SortedFeedWalk {
 
     /// A stored object the feed does not list: deleted if it is in the subset, the condition holds and
     /// the outbox has no unsent edit of it.
-    private mutating func missing(_ stored: (key: FeedKey, id: ManagedObjectID)) throws {
+    private mutating func missing(_ stored: (key: FeedKey, id: ManagedObjectID, row: [String: Any])) throws {
         if protected.updated.contains(stored.key) {
             report.protectedByOutbox += 1
             return
@@ -195,14 +230,16 @@ private struct SortedFeedWalk {
     }
 
     /// The stored key at the walk's position, reading the next page when the current one is used up.
-    private mutating func currentStored() throws -> (key: FeedKey, id: ManagedObjectID)? {
+    private mutating func currentStored() throws -> (key: FeedKey, id: ManagedObjectID, row: [String: Any])? {
         if position < page.count { return page[position] }
         guard !exhausted else { return nil }
         let idKey = FetchRequest<ManagedObject>.objectIDKey
         var request = FetchRequest<ManagedObject>(entityName: entity.name)
         // Stored rows only, every one of them (a key outside the subset is still a match, not an insert).
         request.includesPendingChanges = false
-        request.propertiesToFetch = keys + [idKey]
+        // The stored values come with the keys, so that a record that changes nothing is recognised without
+        // touching (and registering) its object.
+        request.propertiesToFetch = keys + comparedAttributes + [idKey]
         request.fetchLimit = batchSize
         request.sortKeys = keys.map { SortKey($0) }
         if keys.count == 1, let last = lastStored?.values.first {
@@ -214,7 +251,7 @@ private struct SortedFeedWalk {
         let rows = try objectContext.fetchDictionaries(request)
         context.recordFetch(objects: rows.count, requests: 1, time: ActionContext.seconds(ContinuousClock.now - start))
         page = rows.compactMap { row in
-            (row[idKey] as? ManagedObjectID).map { (FeedKey.of(dictionary: row, attributes: keys), $0) }
+            (row[idKey] as? ManagedObjectID).map { (FeedKey.of(dictionary: row, attributes: keys), $0, row) }
         }
         position = 0
         pageOffset += rows.count

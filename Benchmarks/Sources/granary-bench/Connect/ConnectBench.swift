@@ -32,6 +32,11 @@ struct ConnectBench {
         /// The store's own listing merged again, nothing changed: time and memory growth.
         var unchangedTime: Duration
         var unchangedGrowth: Int
+        /// The A2 feed again on a fresh copy of the store, generated lazily in key order and merged with
+        /// `merge(sortedByKey:)`; and the store's own listing the same way.
+        var sortedTime: Duration
+        var sortedGrowth: Int
+        var sortedUnchangedGrowth: Int
     }
 
     static func model() throws -> ManagedObjectModel {
@@ -55,6 +60,29 @@ struct ConnectBench {
         typealias ManagedObjectType = ManagedObject
         static var entityName: String? { "Customer" }
         func execute(context: ActionContext) throws {}
+        func cancel() {}
+    }
+
+    /// Merges a feed generated as it is read, in key order, with `merge(sortedByKey:)`.
+    final class SortedMergeAction: EntityAction, @unchecked Sendable {
+        typealias ManagedObjectType = ManagedObject
+        static var entityName: String? { "Customer" }
+        let range: Range<Int>
+        let name: @Sendable (Int) -> String
+        let skip: @Sendable (Int) -> Bool
+        var report = FeedMergeReport()
+        init(range: Range<Int>, skip: @escaping @Sendable (Int) -> Bool = { _ in false }, name: @escaping @Sendable (Int) -> String) {
+            self.range = range
+            self.skip = skip
+            self.name = name
+        }
+        func execute(context: ActionContext) throws {
+            let skip = self.skip, name = self.name
+            let feed: LazyMapSequence<LazyFilterSequence<Range<Int>>, [String: Any]> = range.lazy.filter { !skip($0) }.map { i in
+                ["uuid": String(format: "c%07d", i), "name": name(i), "score": i, "email": "customer\(i)@example.com"]
+            }
+            report = try context.merge(sortedByKey: feed)
+        }
         func cancel() {}
     }
 
@@ -154,15 +182,44 @@ struct ConnectBench {
         guard report.inserted == added, report.deleted == gone, report.updated == expectedChanged else {
             throw BenchError.resultsDisagree(workload: "A2", detail: "the merge reported \(report), expected \(added) inserted, \(expectedChanged) updated, \(gone) deleted")
         }
+        // The same two merges with the sorted walk, on a second store filled the same way.
+        let sortedFolder = try scratch.makeFolder("connect-a2s-\(size)")
+        let sortedConnect = GenericConnect<DirectStrategy>(name: "Bench", managedObjectModel: model,
+                                                           options: ConnectOptions(stack: StackOptions(storeDirectory: sortedFolder)))
+        try sortedConnect.start()
+        defer {
+            try? sortedConnect.close()
+            scratch.remove(sortedFolder)
+        }
+        _ = try await sortedConnect.run(SortedMergeAction(range: 0..<size) { "name \($0)" })
+        let sortedUnchanged = SortedMergeAction(range: 0..<size) { "name \($0)" }
+        let (_, sortedUnchangedGrowth, sortedUnchangedReport) = try await measured(sortedConnect, sortedUnchanged) { sortedUnchanged.report }
+        let sortedAction = SortedMergeAction(range: 0..<(size + added), skip: { $0 < gone }) { i in
+            i >= size ? "new \(i)" : i % 10 == 0 ? "renamed \(i)" : "name \(i)"
+        }
+        let (sortedTime, sortedGrowth, sortedReport) = try await measured(sortedConnect, sortedAction) { sortedAction.report }
+        guard sortedUnchangedReport.unchanged == size, sortedReport.inserted == report.inserted, sortedReport.updated == report.updated,
+              sortedReport.deleted == report.deleted else {
+            throw BenchError.resultsDisagree(workload: "A2", detail: "the sorted walk reported \(sortedReport) (unchanged listing: \(sortedUnchangedReport)), the unsorted merge \(report)")
+        }
+
         return Merge(storeSize: size, feed: feed.count, changed: changed, added: added, gone: gone, time: time,
-                     peakGrowth: growth, report: report, unchangedTime: unchangedTime, unchangedGrowth: unchangedGrowth)
+                     peakGrowth: growth, report: report, unchangedTime: unchangedTime, unchangedGrowth: unchangedGrowth,
+                     sortedTime: sortedTime, sortedGrowth: sortedGrowth, sortedUnchangedGrowth: sortedUnchangedGrowth)
     }
 
     /// Runs `action` and returns its time, the growth of resident memory while it ran (sampled every
     /// millisecond, over the resident memory before it) and its report.
     private func measured(_ connect: GenericConnect<DirectStrategy>, _ action: MergeAction) async throws -> (Duration, Int, FeedMergeReport) {
+        try await measured(connect, action) { action.report }
+    }
+
+    private func measured<A: EntityAction>(_ connect: GenericConnect<DirectStrategy>, _ action: A,
+                                           report: () -> FeedMergeReport) async throws -> (Duration, Int, FeedMergeReport) {
         let sampling = Atomic<Bool>(true)
         let peak = Atomic<Int>(0)
+        // Memory freed by earlier steps goes back to the kernel first, so that reusing it does not hide growth.
+        ResidentMemory.trim()
         let before = ResidentMemory.current()
         let sampler = Thread {
             while sampling.load(ordering: .relaxed) {
@@ -177,7 +234,7 @@ struct ConnectBench {
         let time = ContinuousClock.now - start
         sampling.store(false, ordering: .relaxed)
         if let error = proxy.error { throw error }
-        return (time, max(0, peak.load(ordering: .relaxed) - before), action.report)
+        return (time, max(0, peak.load(ordering: .relaxed) - before), report())
     }
 
     /// A counter the task-group bodies bump, so that they do something the optimizer keeps.

@@ -21,6 +21,11 @@ enum ConnectTable {
             rows.append(["A2. the store's own listing of \(Format.grouped(Double(merge.storeSize))) again (nothing changes): time, memory growth",
                          "\(Measurement.time(merge.unchangedTime).text), \(Format.decimal(Double(merge.unchangedGrowth) / 1_048_576, digits: 1)) MiB",
                          "—", "—", "—"])
+            rows.append(["A2. the feed in key order, generated as read (`merge(sortedByKey:)`): time, memory growth",
+                         "\(Measurement.time(merge.sortedTime).text), \(Format.decimal(Double(merge.sortedGrowth) / 1_048_576, digits: 1)) MiB",
+                         "—", "—", merge.storeSize == 40_000 ? "1 s" : "—"])
+            rows.append(["A2. the store's own listing in key order, generated as read: memory growth",
+                         "\(Format.decimal(Double(merge.sortedUnchangedGrowth) / 1_048_576, digits: 1)) MiB", "—", "—", "flat"])
         }
         var notes: [String] = []
         if options.isQuick { notes.append("QUICK RUN: tiny sizes to check that the bench works; the figures mean nothing.") }

@@ -33,7 +33,7 @@ enum ResidentMemory {
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
-    private static func trim() {
+    static func trim() {
         _ = mallocTrim?(0)
     }
 }
