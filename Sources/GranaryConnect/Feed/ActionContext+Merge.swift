@@ -37,6 +37,19 @@ extension ActionContext {
     @discardableResult
     public func merge(_ feed: some Sequence<[String: Any]>, into entityName: String? = nil, ignoreAttributes: Set<String> = [],
                       subsetFilter: FetchPredicate? = nil, condition: FetchPredicate? = nil, batchSize: Int = 1_000) throws -> FeedMergeReport {
+        try mergeFeed(into: entityName) { entity, keys, protected in
+            var run = FeedMergeRun(context: self, entity: entity, keys: keys, ignore: ignoreAttributes.union(keys),
+                                   condition: condition?.node, protected: protected, batchSize: max(1, batchSize))
+            try run.apply(feed)
+            try run.deleteMissing(subset: subsetFilter?.node)
+            return run.report
+        }
+    }
+
+    /// What both merges share: the entity and its keys, the outbox's unsent changes, unchanged writes
+    /// ignored, one save if `walk` changed anything, and a rollback if anything throws.
+    func mergeFeed(into entityName: String?,
+                   _ walk: (EntityDescription, [String], PendingLocalChanges) throws -> FeedMergeReport) throws -> FeedMergeReport {
         let entityName = entityName ?? self.entityName
         guard let keys = connect.managedEntityKeys[entityName] else {
             throw ConnectError.unmanagedEntity(entityName, reason: "it has no uniqueness attributes, or the connect is not started")
@@ -46,25 +59,22 @@ extension ActionContext {
         }
         let context = managedObjectContext
         let protected = try pendingLocalChanges?(entityName) ?? PendingLocalChanges()
-        var run = FeedMergeRun(context: self, entity: entity, keys: keys, ignore: ignoreAttributes.union(keys),
-                               condition: condition?.node, protected: protected, batchSize: max(1, batchSize))
         let ignored = context.ignoresUnchangedWrites
         context.ignoresUnchangedWrites = true
         defer { context.ignoresUnchangedWrites = ignored }
         do {
-            try run.apply(feed)
-            try run.deleteMissing(subset: subsetFilter?.node)
+            var report = try walk(entity, keys, protected)
             if context.hasChanges {
                 let start = ContinuousClock.now
                 try context.save()
                 recordSave(time: Self.seconds(ContinuousClock.now - start))
-                run.report.saved = true
+                report.saved = true
             }
+            return report
         } catch {
             context.rollback()
             throw error
         }
-        return run.report
     }
 }
 

@@ -12,33 +12,12 @@ extension ActionContext {
     @discardableResult
     public func merge(sortedByKey feed: some Sequence<[String: Any]>, into entityName: String? = nil, ignoreAttributes: Set<String> = [],
                       subsetFilter: FetchPredicate? = nil, condition: FetchPredicate? = nil, batchSize: Int = 1_000) throws -> FeedMergeReport {
-        let entityName = entityName ?? self.entityName
-        guard let keys = connect.managedEntityKeys[entityName] else {
-            throw ConnectError.unmanagedEntity(entityName, reason: "it has no uniqueness attributes, or the connect is not started")
-        }
-        guard let entity = managedObjectContext.model?.entity(named: entityName) else {
-            throw ConnectError.unmanagedEntity(entityName, reason: "the model has no entity of that name")
-        }
-        let context = managedObjectContext
-        let protected = try pendingLocalChanges?(entityName) ?? PendingLocalChanges()
-        var walk = SortedFeedWalk(context: self, entity: entity, keys: keys, ignore: ignoreAttributes.union(keys),
-                                  subset: subsetFilter?.node, condition: condition?.node, protected: protected, batchSize: max(1, batchSize))
-        let ignored = context.ignoresUnchangedWrites
-        context.ignoresUnchangedWrites = true
-        defer { context.ignoresUnchangedWrites = ignored }
-        do {
+        try mergeFeed(into: entityName) { entity, keys, protected in
+            var walk = SortedFeedWalk(context: self, entity: entity, keys: keys, ignore: ignoreAttributes.union(keys),
+                                      subset: subsetFilter?.node, condition: condition?.node, protected: protected, batchSize: max(1, batchSize))
             try walk.run(feed)
-            if context.hasChanges {
-                let start = ContinuousClock.now
-                try context.save()
-                recordSave(time: Self.seconds(ContinuousClock.now - start))
-                walk.report.saved = true
-            }
-        } catch {
-            context.rollback()
-            throw error
+            return walk.report
         }
-        return walk.report
     }
 }
 
