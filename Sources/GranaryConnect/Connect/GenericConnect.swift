@@ -36,7 +36,7 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwn
 
     private struct State {
         var isStarted = false
-        var managed = ManagedEntities(keys: [:], unmanaged: [:])
+        var managed = ManagedEntities.none
         /// Why the model named like the connect could not be had (`init(name:)` does not throw).
         var modelFailure: StackError?
         var outbox: Outbox?
@@ -128,7 +128,7 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwn
     /// does nothing but log a warning.
     public func stop() throws(StackError) {
         guard state.withLock({ state in
-            defer { state.isStarted = false; state.managed = ManagedEntities(keys: [:], unmanaged: [:]) }
+            defer { state.isStarted = false; state.managed = ManagedEntities.none }
             return state.isStarted
         }) else {
             logger.warning("stop() called on connect '\(name)', which is not started; nothing done")
@@ -380,12 +380,5 @@ public final class GenericConnect<Strategy: ContextStrategy>: Connect, OutboxOwn
         if let failure { logger.debug("action \(type(of: proxy.action)) threw: \(failure)") }
         proxy.finish(error: failure, beforeCompletion: { [self] in notifier.post(.actionDidFinishExecuting, proxy: proxy, connect: self) })
         done()
-    }
-}
-
-extension ManagedEntities {
-    init(keys: [String: [String]], unmanaged: [String: String]) {
-        self.keys = keys
-        self.unmanaged = unmanaged
     }
 }

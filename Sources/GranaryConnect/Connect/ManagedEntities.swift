@@ -19,6 +19,14 @@ struct ManagedEntities: Sendable {
 
     static let userInfoKey = "uniquenessAttributes"
 
+    /// What a connect that is not started manages: nothing.
+    static let none = ManagedEntities(keys: [:], unmanaged: [:])
+
+    private init(keys: [String: [String]], unmanaged: [String: String]) {
+        self.keys = keys
+        self.unmanaged = unmanaged
+    }
+
     init(model: ManagedObjectModel) {
         var keys: [String: [String]] = [:]
         var unmanaged: [String: String] = [:]

@@ -119,7 +119,7 @@ public final class Outbox: Sendable {
         for change in try changes() where change.change.changedObjectID.entityName == entity {
             let key: FeedKey?
             if change.change.changeType == .delete {
-                key = tombstoneKey(change.change, attributes)
+                key = FeedKey(values: attributes.map { Self.tombstoneValue(change.change, $0) })
             } else {
                 key = try context.performAndWait { () throws -> FeedKey? in
                     guard let object = try? context.existingObject(with: change.change.changedObjectID) else { return nil }
@@ -296,9 +296,7 @@ public final class Outbox: Sendable {
         var deletedKeys: [ManagedObjectID: [String: Value]] = [:]
         for pending in pendingChanges where pending.change.changeType == .delete {
             let attributes = keys[pending.change.changedObjectID.entityName] ?? []
-            deletedKeys[pending.change.changedObjectID] = Dictionary(uniqueKeysWithValues: attributes.map { name in
-                (name, pending.change.tombstone?[name].flatMap { FeedKey.value($0) } ?? .null)
-            })
+            deletedKeys[pending.change.changedObjectID] = Dictionary(uniqueKeysWithValues: attributes.map { ($0, Self.tombstoneValue(pending.change, $0)) })
         }
         return try pendingChanges.map { pending in
             let change = pending.change
@@ -312,7 +310,7 @@ public final class Outbox: Sendable {
             var key: [String: Value] = [:]
             var values: [String: Value] = [:]
             if kind == .delete {
-                for name in attributes { key[name] = change.tombstone?[name].flatMap { FeedKey.value($0) } ?? .null }
+                for name in attributes { key[name] = Self.tombstoneValue(change, name) }
             } else if readingValues {
                 try context.performAndWait {
                     guard let object = try? context.existingObject(with: change.changedObjectID) else { return }
@@ -330,8 +328,9 @@ public final class Outbox: Sendable {
         }
     }
 
-    private func tombstoneKey(_ change: PersistentHistoryChange, _ attributes: [String]) -> FeedKey {
-        FeedKey(values: attributes.map { change.tombstone?[$0].flatMap { FeedKey.value($0) } ?? .null })
+    /// A key attribute's value as a delete's tombstone kept it.
+    private static func tombstoneValue(_ change: PersistentHistoryChange, _ attribute: String) -> Value {
+        change.tombstone?[attribute].flatMap { FeedKey.value($0) } ?? .null
     }
 
     private func readerContext() -> ManagedObjectContext {

@@ -53,6 +53,30 @@ struct BaselineSummary: Hashable, Sendable, Codable {
     /// The file name stem shared by every part (`<count>_<id>_<store>`), recorded as `state.baselineID`.
     var stem: String { "\(globalCount)_\(id.uuidString)_\(writer)" }
 
+    /// The baselines of a listing: the parts of each, by stem and in part order, for the baselines whose
+    /// parts are all listed; and the stems of those still missing a part (an upload under way, or one a
+    /// kill cut short). Names of other kinds are ignored.
+    static func listed(_ names: [CloudFileName]) -> (complete: [String: [CloudFileName]], incomplete: [String]) {
+        var groups: [String: [CloudFileName]] = [:]
+        for name in names { if let stem = stem(of: name) { groups[stem, default: []].append(name) } }
+        var complete: [String: [CloudFileName]] = [:]
+        var incomplete: [String] = []
+        for (stem, parts) in groups {
+            guard case let .baseline(_, _, _, part)? = parts.first else { continue }
+            let total = part?.count ?? 1
+            func index(_ name: CloudFileName) -> Int? {
+                guard case let .baseline(_, _, _, part) = name, (part?.count ?? 1) == total else { return nil }
+                return part?.index ?? 1
+            }
+            guard Set(parts.compactMap(index)) == Set(1...total) else {
+                incomplete.append(stem)
+                continue
+            }
+            complete[stem] = parts.sorted { (index($0) ?? 0) < (index($1) ?? 0) }
+        }
+        return (complete, incomplete.sorted())
+    }
+
     /// Whether a device that integrated `integrated` gains nothing from this baseline.
     func isCovered(by integrated: RevisionVector) -> Bool { vector.isCovered(by: integrated) }
 }

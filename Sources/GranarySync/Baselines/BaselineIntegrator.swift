@@ -74,22 +74,12 @@ struct BaselineIntegrator: Sendable {
         } catch {
             throw SyncError(error)
         }
-        var groups: [String: [CloudFileName]] = [:]
-        for name in names { if let stem = BaselineSummary.stem(of: name) { groups[stem, default: []].append(name) } }
-        let candidates = groups.compactMap { stem, parts -> (stem: String, count: Int64, parts: [CloudFileName])? in
-            guard known[stem] == nil, case let .baseline(count, _, _, part)? = parts.first else { return nil }
-            let total = part?.count ?? 1
-            let indices = Set(parts.compactMap { name -> Int? in
-                guard case let .baseline(_, _, _, part) = name, (part?.count ?? 1) == total else { return nil }
-                return part?.index ?? 1
-            })
-            guard indices == Set(1...total) else {
-                result.incomplete.append(stem)
-                return nil
-            }
-            return (stem, count, parts.sorted { ($0.partIndex) < ($1.partIndex) })
+        let listed = BaselineSummary.listed(names)
+        result.incomplete = listed.incomplete.filter { known[$0] == nil }
+        let candidates = listed.complete.compactMap { stem, parts -> (stem: String, count: Int64, parts: [CloudFileName])? in
+            guard known[stem] == nil, case let .baseline(count, _, _, _)? = parts.first else { return nil }
+            return (stem, count, parts)
         }.sorted { ($0.count, $0.stem) < ($1.count, $1.stem) }
-        result.incomplete.sort()
 
         var seen: [BaselineRecord] = []
         for candidate in candidates {
@@ -153,12 +143,5 @@ struct BaselineIntegrator: Sendable {
         } catch {
             throw .eventStore("cannot read the downloaded baseline part \(url.path): \(error.localizedDescription)")
         }
-    }
-}
-
-private extension CloudFileName {
-    var partIndex: Int {
-        if case let .baseline(_, _, _, part) = self { return part?.index ?? 1 }
-        return 1
     }
 }

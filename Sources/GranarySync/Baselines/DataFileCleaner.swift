@@ -86,17 +86,14 @@ struct DataFileCleaner: Sendable {
         } catch {
             throw .cloud(error)
         }
-        var groups: [String: [CloudFileName]] = [:]
-        for case let .file(text, _) in listed {
-            guard let name = try? CloudFileName.parse(text), let stem = BaselineSummary.stem(of: name) else { continue }
-            groups[stem, default: []].append(name)
-        }
+        let baselines = BaselineSummary.listed(listed.compactMap { item in
+            guard case let .file(text, _) = item else { return nil }
+            return try? CloudFileName.parse(text)
+        })
+        guard baselines.incomplete.isEmpty else { return nil }
         let reader = BaselineIntegrator(fileSystem: fileSystem, layout: layout, eventStore: eventStore, transitDirectory: transitDirectory)
         var names = Set<CloudFileName>()
-        for (stem, parts) in groups {
-            guard case let .baseline(_, _, _, part)? = parts.first else { continue }
-            let total = part?.count ?? 1
-            guard parts.count == total else { return nil }
+        for (stem, parts) in baselines.complete {
             if let known = knownBaselineReferences[stem] {
                 names.formUnion(known)
                 continue
