@@ -244,19 +244,5 @@ struct ConnectBench {
     }
 
     /// Runs the async bench from the synchronous main program.
-    func runBlocking() throws -> Result {
-        final class Box: @unchecked Sendable {
-            var result: Swift.Result<Result, any Error>?
-        }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        // The options, scratch folder and progress function are only read; the bench runs alone.
-        nonisolated(unsafe) let bench = self
-        Task.detached {
-            do { box.result = .success(try await bench.run()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        return try box.result!.get()
-    }
+    func runBlocking() throws -> Result { try granary_bench.runBlocking(run) }
 }

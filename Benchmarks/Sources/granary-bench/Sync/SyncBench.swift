@@ -55,25 +55,7 @@ struct SyncBench {
     }
 
     /// Runs the async bench from the synchronous main program.
-    func runBlocking() throws -> Result {
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        // The options, scratch folder and progress function are only read; the bench runs alone.
-        nonisolated(unsafe) let bench = self
-        Task.detached {
-            do { box.set(.success(try await bench.run())) } catch { box.set(.failure(error)) }
-            done.signal()
-        }
-        done.wait()
-        return try box.get()
-    }
-
-    final class ResultBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Swift.Result<Result, any Error>?
-        func set(_ value: Swift.Result<Result, any Error>) { lock.withLock { self.value = value } }
-        func get() throws -> Result { try lock.withLock { value! }.get() }
-    }
+    func runBlocking() throws -> Result { try granary_bench.runBlocking(run) }
 
     func run() async throws -> Result {
         let root = try scratch.makeFolder("sync")
