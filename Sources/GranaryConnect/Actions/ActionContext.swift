@@ -34,6 +34,7 @@ public final class ActionContext: @unchecked Sendable {
         self.entityName = entityName
         self.connect = connect
         self.proxy = proxy
+        // An entity action has context statistics (zeros) even if it never fetches or saves.
         proxy.updateContextStatistics { _ in }
         saveObserver = NotificationCenter.default.addObserver(forName: .managedObjectContextDidSave, object: context, queue: nil) {
             [proxy] notification in
