@@ -135,4 +135,11 @@ import Testing
     @Test func aBaselineNamingADataFileItsWriterMovedPastIsJoined() async throws {
         try await Self.checkWithRebases(seed: 8_499_130_982_494_926_155, steps: 40, expectIdle: true)
     }
+
+    /// A seed CI found: a device's clean-up dropped a data file once its own ledger had moved past the
+    /// value, and a slower device then wrote a baseline still naming it. The writer joins that baseline
+    /// anyway, since the stale write does not survive the join against its newer one.
+    @Test func aBaselineNamingAFileTheJoinerSupersededIsJoined() async throws {
+        try await Self.checkWithRebases(seed: 5_686_319_543_323_204_703, steps: 40, expectIdle: true)
+    }
 }

@@ -102,8 +102,10 @@ struct BaselineIntegrator: Sendable {
                     var names = Set<CloudFileName>()
                     for object in baseline.ledger.objects.values { names.formUnion(LargeValues.references(in: object)) }
                     let fetched = try await dataFiles.fetch(names)
-                    guard fetched.missing.isEmpty else {
-                        result.missingDataFiles[candidate.stem] = fetched.missing
+                    let missing = fetched.missing.isEmpty ? []
+                        : try stillNamed(fetched.missing, joining: baseline, after: result.baselines, integrated: integrated)
+                    guard missing.isEmpty else {
+                        result.missingDataFiles[candidate.stem] = missing
                         continue
                     }
                 }
@@ -126,6 +128,40 @@ struct BaselineIntegrator: Sendable {
         do { try eventStore.recordBaselines(seen) } catch { throw SyncError(error) }
         result.seen = seen
         return result
+    }
+
+    /// The files of `missing` that joining `baseline` (after the baselines `accepted` before it) into
+    /// this store's ledger, the fold of the events ≤ `integrated`, would still name. A write this store
+    /// has superseded does not survive the join, and its file may be gone for good: its writer drops a
+    /// file once its own ledger has moved past it, and a slower device can write a baseline still naming
+    /// it afterwards. That writer, and any device that has the superseding write, needs no such file.
+    /// The join is per key, so only the objects naming a missing file are loaded and joined.
+    /// - Throws: `SyncError.eventStore` for the ledger rows.
+    private func stillNamed(_ missing: Set<CloudFileName>, joining baseline: Baseline, after accepted: [Baseline],
+                            integrated: RevisionVector) throws(SyncError) -> Set<CloudFileName> {
+        let keys = baseline.ledger.objects.compactMap { key, object in
+            LargeValues.references(in: object).isDisjoint(with: missing) ? nil : key
+        }
+        func restricted(_ ledger: Ledger) -> Ledger {
+            var part = Ledger()
+            for key in keys { if let object = ledger.object(key) { part.update(key) { $0 = object } } }
+            return part
+        }
+        var ledger = Ledger()
+        do {
+            for object in try eventStore.ledgerObjects(keys) { ledger.update(object.key) { $0 = object } }
+        } catch {
+            throw SyncError(error)
+        }
+        var vector = integrated
+        for earlier in accepted + [baseline] {
+            vector = BaselineJoiner.join(Baseline(id: earlier.id, writer: earlier.writer, globalCount: earlier.globalCount,
+                                                  vector: earlier.vector, ledger: restricted(earlier.ledger)),
+                                         into: &ledger, integrated: vector)
+        }
+        var named = Set<CloudFileName>()
+        for object in ledger.objects.values { named.formUnion(LargeValues.references(in: object)) }
+        return missing.intersection(named)
     }
 
     /// The bytes of the remote file `name`, through a transit file that is removed afterwards.

@@ -66,6 +66,7 @@ extension PersistentStoreEnsemble {
         // is judged against what they bring (M32).
         let baselines = try await fetchBaselines(snapshot, pipeline: pipeline)
         report.diagnostics += baselines.diagnostics
+        for diagnostic in baselines.diagnostics { log(.warning, "\(diagnostic)") }
         var integrationError: SyncError?
         let readiness = try self.readiness(eventStore, after: baselines)
         var waiting = readiness.waiting
