@@ -26,6 +26,8 @@
 //       records, exports and rebases on a shared folder (see RebaseChild.swift)
 //   granary-crashtest sync-device <device-directory> <shared-folder> <seed>
 //       saves and merges one device of a synced pair (see EnsembleChild.swift)
+//   granary-crashtest inaccessible-fault <store-directory>
+//       fires a fault whose object is gone, with shouldDeleteInaccessibleFaults off (see InaccessibleFaultChild.swift)
 //   granary-crashtest connect-outbox <store-directory> <server-url> <seed> [flush]
 //       saves edits that a GranaryConnect outbox sends to a web service (see OutboxChild.swift)
 import Foundation
@@ -51,5 +53,6 @@ case "sync-download": runDownloadChild(rest)
 case "sync-capture": runCaptureChild(rest)
 case "sync-rebase": runRebaseChild(rest)
 case "connect-outbox": runOutboxChild(rest)
+case "inaccessible-fault": runInaccessibleFaultChild(rest)
 default: runEngineWriter(arguments)
 }

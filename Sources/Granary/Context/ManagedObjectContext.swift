@@ -77,6 +77,43 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// would be a bug.
     public var isReadOnly = false
 
+    /// What firing a fault does when its object is gone from the store (another context, coordinator or
+    /// process deleted it since the fault was made), as Core Data's `shouldDeleteInaccessibleFaults`.
+    ///
+    /// `true`, the default: the fault becomes a deleted object (`isDeleted` is true) whose properties
+    /// read as the entity's defaults (nil, zero or false unless the model says otherwise), so code that
+    /// walks a relationship into a vanished object goes on and can test `isDeleted`. It is not put in
+    /// `deletedObjects`: there is no row left for a save to delete. `false`: firing such a fault stops
+    /// the program, as Core Data raises `NSObjectInaccessibleException` there; set it while debugging
+    /// to find code that keeps objects across other contexts' deletes. A store that fails to answer
+    /// (removed, damaged) is not an inaccessible fault: the object stays a fault and the error comes
+    /// from the next fetch or save.
+    public var shouldDeleteInaccessibleFaults = true
+
+    /// How long, in seconds, values loaded for a fault may be reused when the object is turned into a
+    /// fault and fired again (Core Data's `stalenessInterval`), instead of reading the store.
+    ///
+    /// `0`, Granary's default: every fault reads the row as the store holds it now. Reading a row is a
+    /// lookup in an in-memory snapshot, so Granary needs no row cache to be fast, and Core Data's
+    /// default of -1 (reuse for ever, which makes `refresh(_:mergeChanges:)` keep showing old values
+    /// until this is set to 0) surprises more than it saves. A positive value reuses values loaded
+    /// through this context's coordinator within that many seconds; a negative value reuses them for as
+    /// long as the coordinator keeps them. Saves through the same coordinator always replace what it
+    /// keeps, as Core Data's row cache is updated by its own coordinator's saves: only changes made by
+    /// other coordinators or processes can be hidden. Contexts with a parent context read the parent,
+    /// never a cache.
+    public var stalenessInterval: TimeInterval = 0
+
+    /// Whether the context keeps every registered object alive until it is reset or the object leaves
+    /// it (Core Data's `retainsRegisteredObjects`).
+    ///
+    /// `false`, the default: objects with unsaved changes are kept, and the others only for as long as
+    /// the app holds them, so iterating a large result does not keep all of it. `true`: every object
+    /// the context registered stays, faulted or loaded, so that going back to it costs no load; memory
+    /// then grows with everything the context has touched. Turning it off again lets the next sweep
+    /// drop what nobody holds.
+    public var retainsRegisteredObjects = false
+
     let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Marks the main queue itself, not the main thread: where `dispatch_main()` runs (as under `swift
@@ -319,6 +356,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// employee, each time with its 10,000 members: quadratic (100 s, against 1.9 s for GRDB). Checking
     /// the version reads two small values of the row; loading it decodes all of them.
     func liveObject(_ id: ManagedObjectID, keepingCurrent: Bool = false) -> ManagedObject? {
+        if retainsRegisteredObjects { return registry[id] }
         guard keepingCurrent else { return registry.liveObject(forKey: id) }
         guard let (object, isHeldOnlyHere) = registry.entry(forKey: id) else { return nil }
         if isHeldOnlyHere && !isCurrent(object) {
@@ -341,11 +379,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// also held by `changed`, so they stay. In place: when every object is still held (a fetch
     /// building its result) nothing is rebuilt, only scanned.
     func sweepRegistry() {
+        if retainsRegisteredObjects { return }
         registry.removeObjectsHeldOnlyHere { $0.objectID }
     }
 
     /// The store's (or parent's) state of an object.
-    func loadRecord(for id: ManagedObjectID) throws -> ObjectRecord? {
+    /// - Parameter maximumAge: how old a record the coordinator kept may be (see `stalenessInterval`);
+    ///   0 reads the store.
+    func loadRecord(for id: ManagedObjectID, maximumAge: TimeInterval = 0) throws -> ObjectRecord? {
         if let parent {
             return try parent.performAndWait { () throws -> ObjectRecord? in
                 var found = parent.registeredObject(for: id)
@@ -361,7 +402,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         }
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator or parent") }
         if id.isTemporaryID { return nil }
-        return try coordinator.record(for: id)
+        return try maximumAge == 0 ? coordinator.record(for: id) : coordinator.cachedRecord(for: id, maximumAge: maximumAge)
     }
 
     /// Loads faults in one pass over one snapshot (a batch of a batched fetch, the members of a fired
@@ -370,7 +411,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard parent == nil, let coordinator = persistentStoreCoordinator else { return }
         let faults = objects.filter { $0.faultState && !$0.objectID.isTemporaryID }
         // Objects of another store than the first one's come back nil and stay faults.
-        guard faults.count > 1, let records = try? coordinator.records(for: faults.map(\.objectID)) else { return }
+        let ids = faults.map(\.objectID)
+        guard faults.count > 1,
+            let records = try? stalenessInterval == 0 ? coordinator.records(for: ids)
+                : coordinator.cachedRecords(for: ids, maximumAge: stalenessInterval)
+        else { return }
         faultStatistics.loads += 1
         for (object, record) in zip(faults, records) {
             if let record {
@@ -384,12 +429,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         faultStatistics.loads += 1
         faultStatistics.fulfilledObjects += 1
         do {
-            if let record = try loadRecord(for: object.objectID) {
+            if let record = try loadRecord(for: object.objectID, maximumAge: stalenessInterval) {
                 object.apply(record)
             } else {
-                // Deleted elsewhere since the fault was made: the object reads as its entity's defaults.
+                guard shouldDeleteInaccessibleFaults else {
+                    preconditionFailure("\(self): could not fulfill a fault for \(object.objectID): the object is gone from the store "
+                                        + "(shouldDeleteInaccessibleFaults is false)")
+                }
+                // Deleted elsewhere since the fault was made: a deleted object with its entity's defaults.
                 object.faultState = false
                 object.committed = object.values
+                object.deletedState = true
             }
         } catch {
             object.faultState = false

@@ -274,6 +274,8 @@ extension PersistentStoreCoordinator {
     ///   `.invalidBatchObject` naming the object's position with `.unknownKey` or `.wrongValueType` (entity,
     ///   key and value) or `.constraintViolation` (nothing is written); `.noPersistentStore`; `.storage`.
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
+        // Rows change without being listed one by one: what was kept for stale reads goes.
+        defer { rowCache.forgetAll() }
         guard let entity = managedObjectModel.entity(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         if entity.isAbstract {
             throw ContextError.invalidRequest(entity: entity.name, reason: "the entity is abstract; insert objects of a sub-entity")
@@ -349,6 +351,8 @@ extension PersistentStoreCoordinator {
     ///   `.unknownKey` and `.wrongValueType` naming entity, key and value (nothing is written);
     ///   `.constraintViolation`; `PredicateParseError` for unknown predicate keys; `.noPersistentStore`; `.storage`.
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
+        // Rows change without being listed one by one: what was kept for stale reads goes.
+        defer { rowCache.forgetAll() }
         let fetch = try request.selection.storeFetch(in: managedObjectModel)
         let updates = try request.propertiesToUpdate.map { key, value in
             (key: key, value: try Self.batchValue(value, forKey: key, of: fetch.entity))
@@ -385,6 +389,8 @@ extension PersistentStoreCoordinator {
     ///   run; `.deleteDenied` (nothing is deleted); `PredicateParseError` for unknown predicate keys;
     ///   `.noPersistentStore`; `.storage`.
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        // Rows change without being listed one by one: what was kept for stale reads goes.
+        defer { rowCache.forgetAll() }
         if let ids = request.objectIDs { return try deleteObjects(ids, resultType: request.resultType) }
         let fetch = try request.selection.storeFetch(in: managedObjectModel)
         let store = try store(forEntity: fetch.entity.name)

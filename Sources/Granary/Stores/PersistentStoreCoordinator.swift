@@ -19,6 +19,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var stores: [PersistentStore] = []
     private var statisticsStorage = FetchStatistics()
     let didSaveFeed = SaveFeed()
+    /// Records kept for contexts with a nonzero staleness interval; empty otherwise.
+    let rowCache = RowCache()
     /// Held by a context from its first attempt to write until its save is written, conflict
     /// resolution included, so that saves through this coordinator take turns: a context that resolved
     /// its conflicts is not overtaken again before it writes (Core Data holds its coordinator's lock the
@@ -84,6 +86,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// - Throws: `ContextError.storage` if closing fails.
     public func remove(_ store: PersistentStore) throws {
         lock.withLock { stores.removeAll { $0 === store } }
+        rowCache.forgetAll()
         do { try store.markRemoved() } catch let error as StorageError { throw ContextError.storage(error) }
     }
 
@@ -249,6 +252,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
         }
         try writeStores(0)
+        if !rowCache.isEmpty {
+            rowCache.forget(changes.updates.lazy.map(\.id))
+            rowCache.forget(changes.deletes.lazy.map(\.id))
+        }
         return outcome
     }
 
