@@ -58,10 +58,13 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     public var includesPendingChanges = true
     /// Whether objects of sub-entities match.
     public var includesSubentities = true
-    /// Accepted for Core Data code and ignored: Granary fills results as its batch faulting decides.
+    /// Whether fetched objects come back as faults, loaded on first touch (a batch at a time), as in
+    /// Core Data, whose default this is; Granary's own `FetchRequest` defaults to `false`.
     public var returnsObjectsAsFaults = true
-    /// Accepted for Core Data code and ignored: Granary reads property values with the objects.
+    /// Whether the fetch reads the objects' values; `false` returns faults.
     public var includesPropertyValues = true
+    /// Whether objects with unsaved changes are refreshed by the fetch, their changes kept on top.
+    public var shouldRefreshRefetchedObjects = false
 
     /// A request for the named entity's objects.
     public init(entityName: String) {
@@ -93,6 +96,7 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         includesSubentities = other.includesSubentities
         returnsObjectsAsFaults = other.returnsObjectsAsFaults
         includesPropertyValues = other.includesPropertyValues
+        shouldRefreshRefetchedObjects = other.shouldRefreshRefetchedObjects
     }
 
     /// The entity's name: `entityName`, or else the entity `model` binds to the result class, or else
@@ -128,6 +132,9 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
             }
         }
         request.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching ?? []
+        request.returnsObjectsAsFaults = returnsObjectsAsFaults
+        request.includesPropertyValues = includesPropertyValues
+        request.shouldRefreshRefetchedObjects = shouldRefreshRefetchedObjects
         return request
     }
 }

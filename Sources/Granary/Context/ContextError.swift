@@ -24,6 +24,9 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A uniqueness constraint would be violated by a write no merge policy resolves (a batch update).
     case constraintViolation(entity: String, properties: [String], value: String)
     case noSuchObject(ManagedObjectID)
+    /// An asynchronous fetch of `entity` was cancelled (`AsynchronousFetchResult.cancel()`, or its
+    /// progress cancelled) before it finished; it returned nothing.
+    case fetchCancelled(entity: String)
     /// The object at `index` of a batch insert (in the array, or in the order its handler gave them)
     /// cannot be inserted; `error` says why. Nothing is written.
     indirect case invalidBatchObject(index: Int, error: ContextError)
@@ -72,6 +75,7 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "uniqueness constraint (\(properties.joined(separator: ", "))) of \(entity) is violated by \(value)"
         case .invalidBatchObject(let index, let error): return "object \(index) of the batch insert: \(error.description)"
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
+        case .fetchCancelled(let entity): return "the asynchronous fetch of \(entity) was cancelled before it finished"
         case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"

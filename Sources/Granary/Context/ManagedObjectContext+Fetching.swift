@@ -75,10 +75,25 @@ extension ManagedObjectContext {
         return result
     }
 
-    /// The IDs of the objects a request describes, without loading them.
+    /// The IDs of the objects a request describes, without loading them: objects not registered yet
+    /// are registered as faults.
     public func fetchObjectIDs<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObjectID] {
         assertOnQueue()
+        var request = request
+        request.includesPropertyValues = false
         return try fetchObjects(request).map(\.objectID)
+    }
+
+    /// Runs a request and returns what its `resultType` asks for (Core Data's `execute(_:)` of a fetch
+    /// request, or `fetch(_:)` of one whose result type is not objects).
+    /// - Throws: what `fetch(_:)`, `fetchObjectIDs(_:)`, `fetchDictionaries(_:)` or `count(for:)` throw.
+    public func execute<T: ManagedObject>(_ request: FetchRequest<T>) throws -> FetchRequestResult<T> {
+        switch request.resultType {
+        case .managedObject: .objects(try fetch(request))
+        case .managedObjectID: .objectIDs(try fetchObjectIDs(request))
+        case .dictionary: .dictionaries(try fetchDictionaries(request))
+        case .count: .count(try count(for: request))
+        }
     }
 
     /// How many objects a request matches.
@@ -131,7 +146,8 @@ extension ManagedObjectContext {
             guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
             let records = try coordinator.fetch(fetch)
             prepareToRegister(records.count)
-            objects = records.map { materialize($0, fault: request.fetchBatchSize > 0) }
+            let asFaults = request.fetchBatchSize > 0 || request.returnsObjectsAsFaults || !request.includesPropertyValues
+            objects = records.map { materialize($0, fault: asFaults, refreshingChanged: request.shouldRefreshRefetchedObjects) }
         }
         let inMemory = !window || unlowered != nil || fetch.limit == nil && (request.fetchLimit > 0 || request.fetchOffset > 0)
         if inMemory {
@@ -140,16 +156,27 @@ extension ManagedObjectContext {
             local.fetchOffset = max(0, local.fetchOffset - fetch.offset)
             objects = try applyInMemory(local, to: objects, entity: fetch.entity, unlowered: unlowered)
         }
-        if request.fetchBatchSize > 0 { BatchFaulter.attach(objects, batchSize: request.fetchBatchSize, context: self) }
+        if request.fetchBatchSize > 0 {
+            BatchFaulter.attach(objects, batchSize: request.fetchBatchSize, context: self)
+        } else if request.returnsObjectsAsFaults || !request.includesPropertyValues {
+            // Loaded together on the first touch, as a fired relationship's members are.
+            BatchFaulter.attachMembers(objects.filter(\.faultState), context: self)
+        }
         try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
         processPendingChanges()
         return objects
     }
 
-    /// A registered object for a fetched record; an object with unsaved changes keeps them.
-    func materialize(_ record: ObjectRecord, fault: Bool) -> ManagedObject {
+    /// A registered object for a fetched record; an object with unsaved changes keeps them, on top of
+    /// the record's values when `refreshingChanged` (`shouldRefreshRefetchedObjects`).
+    func materialize(_ record: ObjectRecord, fault: Bool, refreshingChanged: Bool = false) -> ManagedObject {
         if let object = liveObject(record.id) {
-            if !object.hasChanges && !fault { object.apply(record) }
+            if !object.hasChanges && !fault {
+                object.apply(record)
+            } else if refreshingChanged && object.hasChanges && !object.insertedState && !object.deletedState {
+                merge(record, into: object)
+                pendingNotification.refreshed.insert(object.objectID)
+            }
             return object
         }
         let object = makeFault(record.id, entity: record.layout.entity)

@@ -630,16 +630,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard object.managedObjectContext === self, !object.insertedState else { return }
         if mergeChanges {
             guard let record = try? loadRecord(for: object.objectID) else { return }
-            let base = object.committed
-            let local = object.changedIndexes.map { ($0, object.values[$0]) }
-            let wasFault = object.faultState
-            object.apply(record)
-            for (i, value) in local {
-                object.values[i] = object.rebased(value, at: i, base: base?[i], onto: record.values[i])
-                object.changedIndexes.insert(i)
-            }
-            // A fault was filled (and told so by `awakeFromFetch`); a loaded object was refreshed.
-            if !wasFault { object.awake(fromSnapshotEvents: .refresh) }
+            merge(record, into: object)
         } else {
             if !object.faultState { object.willTurnIntoFault() }
             let wasFault = object.faultState
@@ -652,6 +643,20 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             if !wasFault { object.didTurnIntoFault() }
         }
         pendingNotification.refreshed.insert(object.objectID)
+    }
+
+    /// Takes `record` as the object's saved state and puts its unsaved changes back on top.
+    func merge(_ record: ObjectRecord, into object: ManagedObject) {
+        let base = object.committed
+        let local = object.changedIndexes.map { ($0, object.values[$0]) }
+        let wasFault = object.faultState
+        object.apply(record)
+        for (i, value) in local {
+            object.values[i] = object.rebased(value, at: i, base: base?[i], onto: record.values[i])
+            object.changedIndexes.insert(i)
+        }
+        // A fault was filled (and told so by `awakeFromFetch`); a loaded object was refreshed.
+        if !wasFault { object.awake(fromSnapshotEvents: .refresh) }
     }
 
     /// Refreshes every registered object, keeping unsaved changes.

@@ -43,6 +43,30 @@ public struct FetchRequest<Result: ManagedObject> {
     /// To-one and to-many relationships whose destinations are loaded with the results, saving a
     /// round trip per object later.
     public var relationshipKeyPathsForPrefetching: [String] = []
+    /// What `ManagedObjectContext.execute(_:)` returns: objects, their IDs, dictionaries or a count
+    /// (Core Data's `resultType`). The typed methods (`fetch`, `fetchObjectIDs`, `fetchDictionaries`,
+    /// `count(for:)`) say what they return themselves and ignore it.
+    public var resultType: FetchRequestResultType = .managedObject
+    /// Whether fetched objects come back as faults, loaded when first touched, a batch of them at a
+    /// time (Core Data's `returnsObjectsAsFaults`).
+    ///
+    /// `false` is Granary's default (Core Data's is `true`): the store hands out a row's values with
+    /// the row, so a fault would only defer a copy. Set it for results of which only a few objects
+    /// will be read, or when code relies on `isFault` as Core Data sets it.
+    public var returnsObjectsAsFaults = false
+    /// Whether the fetch reads the objects' values (Core Data's `includesPropertyValues`). `false`
+    /// returns faults that load when touched, for a result that is only counted, deleted or passed on
+    /// by ID.
+    public var includesPropertyValues = true
+    /// Whether objects already registered with unsaved changes are refreshed from the store by this
+    /// fetch, their unsaved changes put back on top as `refresh(_:mergeChanges: true)` does, and told by
+    /// `awake(fromSnapshotEvents: .refresh)` (Core Data's `shouldRefreshRefetchedObjects`).
+    ///
+    /// With `false` (the default), a registered object with unsaved changes keeps its values as they
+    /// are. A loaded object without changes takes the store's values either way: it holds nothing the
+    /// store does not, and showing newer values cannot lose anything (Core Data keeps the old ones
+    /// until refreshed).
+    public var shouldRefreshRefetchedObjects = false
 
     /// The `propertiesToFetch` key under which a dictionary result holds the object's ID: what Core
     /// Data asks for with an `NSExpressionDescription` named "objectID" whose expression is
