@@ -37,6 +37,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     case storeNotFound(URL)
     /// Nothing is at the URL given for a store whose metadata was asked for.
     case storeDoesNotExist(URL)
+    /// A store is already at the URL a store was to be copied to (`migratePersistentStore`).
+    case storeExists(URL)
+    /// The store at the URL is open (by another coordinator, or another process) and cannot be
+    /// destroyed or replaced under it.
+    case storeInUse(URL)
     /// `save()` was called on a context marked `isReadOnly`; the string names the context.
     case readOnlyContext(String)
     /// A validation hook of an object (`validateForInsert()`, `validateForUpdate()`,
@@ -80,6 +85,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
         case .storeDoesNotExist(let url): return "no store exists at \(url.path)"
+        case .storeExists(let url): return "a store already exists at \(url.path)"
+        case .storeInUse(let url): return "the store at \(url.path) is open elsewhere (another coordinator or process)"
         case .readOnlyContext(let context): return "\(context) is read-only: its changes are never saved"
         case .validationFailed(let entity, let object, let hook, let error):
             return "\(hook) of \(entity) \(object) failed: \(error)"

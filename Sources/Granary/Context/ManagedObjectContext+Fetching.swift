@@ -115,7 +115,7 @@ extension ManagedObjectContext {
     func fetchObjects<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
         let entity = try entity(for: request)
         let pending = hasPendingChanges(for: entity, request.includesPendingChanges)
-        let window = parent == nil && !pending
+        let window = parent == nil && !pending && persistentStoreCoordinator?.spansSeveralStores(entity) != true
         var storeRequest = request
         if parent == nil && pending && request.fetchLimit > 0 {
             // With k objects of the entity changed here, the store's first offset + limit + k rows hold

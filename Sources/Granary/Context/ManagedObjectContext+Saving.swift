@@ -329,9 +329,14 @@ extension ManagedObjectContext {
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
+        try obtainPermanentIDs(for: objects) { try coordinator.store(forEntity: $0.entity.name) }
+    }
+
+    /// `obtainPermanentIDs(for:)` in the store `storeOf` chooses for each object.
+    func obtainPermanentIDs(for objects: [ManagedObject], storeOf: (ManagedObject) throws -> PersistentStore) throws {
         var byStore: [ObjectIdentifier: (store: PersistentStore, tables: [String: [ManagedObject]])] = [:]
         for object in objects where object.objectID.isTemporaryID {
-            let store = try coordinator.store(forEntity: object.entity.name)
+            let store = try storeOf(object)
             let table = try store.entityMapping(object.entity.name).tableName
             byStore[ObjectIdentifier(store), default: (store, [:])].tables[table, default: []].append(object)
         }

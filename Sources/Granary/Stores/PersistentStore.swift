@@ -39,6 +39,9 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     public let type: StoreType
+    /// The options the store was opened with, so that code that removes it (a reset, a replacement)
+    /// can add it back the same way. A store shared from another coordinator has its opener's.
+    public let options: Options
     public let configurationName: String?
     public let url: URL?
     /// The store's UUID: the host part of its objects' URIs.
@@ -71,9 +74,12 @@ public final class PersistentStore: @unchecked Sendable {
     private let lock = NSLock()
     private var removed = false
 
+    /// - Parameter opened: an engine already open on the store's content (a store copied into memory),
+    ///   used instead of opening `url`.
     init(type: StoreType, configurationName: String?, url: URL?, options: Options, model: ManagedObjectModel,
-         mapping: StorageMapping) throws {
+         mapping: StorageMapping, opened: Engine? = nil) throws {
         self.type = type
+        self.options = options
         self.configurationName = configurationName
         self.url = url
         self.mapping = mapping
@@ -87,8 +93,8 @@ public final class PersistentStore: @unchecked Sendable {
             location = .directory(url)
         }
         do {
-            engine = try Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly,
-                                                              recovery: options.recovery))
+            engine = try opened ?? Engine.open(location, options: .init(durability: options.durability, readOnly: options.isReadOnly,
+                                                                       recovery: options.recovery))
             share = EngineShare(engine)
             migrationReport = try Self.migrateIfNeeded(engine, model: model, options: options, name: url?.path ?? "in memory")
             identifier = engine.metadata.storeUUID
@@ -107,6 +113,7 @@ public final class PersistentStore: @unchecked Sendable {
     /// object IDs are valid in both), its own configuration.
     init(sharing other: PersistentStore, configurationName: String?, model: ManagedObjectModel, mapping: StorageMapping) throws {
         self.type = other.type
+        self.options = other.options
         self.configurationName = configurationName
         self.url = other.url
         self.mapping = mapping

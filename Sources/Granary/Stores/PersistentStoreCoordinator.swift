@@ -21,6 +21,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     let didSaveFeed = SaveFeed()
     /// Records kept for contexts with a nonzero staleness interval; empty otherwise.
     let rowCache = RowCache()
+    /// Where `perform(_:)` and `performAndWait(_:)` run their blocks.
+    let workQueue = DispatchQueue(label: "granary.coordinator")
+    static let workQueueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Held by a context from its first attempt to write until its save is written, conflict
     /// resolution included, so that saves through this coordinator take turns: a context that resolved
     /// its conflicts is not overtaken again before it writes (Core Data holds its coordinator's lock the
@@ -30,6 +33,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
         self.mapping = StorageMapping(model: managedObjectModel)
+        workQueue.setSpecific(key: Self.workQueueKey, value: ObjectIdentifier(self))
     }
 
     /// The attached stores, in the order they were added.
@@ -86,6 +90,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// - Throws: `ContextError.storage` if closing fails.
     public func remove(_ store: PersistentStore) throws {
         lock.withLock { stores.removeAll { $0 === store } }
+        rowCache.forgetAll()
+        do { try store.markRemoved() } catch let error as StorageError { throw ContextError.storage(error) }
+    }
+
+    /// Puts `copy` where `store` was in the attached stores (so entities keep routing to it) and
+    /// detaches `store`.
+    /// - Throws: `ContextError.storage` if closing `store` fails (the copy is attached either way).
+    func replace(_ store: PersistentStore, with copy: PersistentStore) throws {
+        lock.withLock {
+            if let i = stores.firstIndex(where: { $0 === store }) { stores[i] = copy } else { stores.append(copy) }
+        }
         rowCache.forgetAll()
         do { try store.markRemoved() } catch let error as StorageError { throw ContextError.storage(error) }
     }
@@ -199,9 +214,18 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try store(forEntity: fetch.entity.name).plan(fetch)
     }
 
+    /// Every attached store whose configuration holds the entity: usually one, several when objects
+    /// were assigned to stores sharing an entity (`ManagedObjectContext.assign(_:to:)`).
     private func stores(for entity: EntityDescription) throws -> [PersistentStore] {
         let primary = try store(forEntity: entity.name)
-        return [primary]
+        let others = persistentStores.filter { $0 !== primary && $0.entityNames.contains(entity.name) }
+        return [primary] + others
+    }
+
+    /// Whether more than one attached store holds the entity: their answers are then concatenated, so
+    /// sorting and windows are applied after, in memory.
+    func spansSeveralStores(_ entity: EntityDescription) -> Bool {
+        persistentStores.count { $0.entityNames.contains(entity.name) } > 1
     }
 
     // MARK: Saving
