@@ -378,20 +378,25 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Relationships at least this long get a member set for membership tests.
     static let memberSetThreshold = 32
 
-    /// Appends an ID to a to-many relationship unless it is there already.
-    func addMember(_ id: ManagedObjectID, at i: Int) {
+    /// Appends an ID to a to-many relationship unless it is there already; returns whether it was added.
+    @discardableResult
+    func addMember(_ id: ManagedObjectID, at i: Int) -> Bool {
+        var added = false
         mutateMembers(at: i) { ids, members in
             guard ids.count >= Self.memberSetThreshold else {
                 members = nil
                 if ids.contains(id) { return false }
                 ids.append(id)
+                added = true
                 return true
             }
             if members == nil { members = Set(ids) }
             guard members!.insert(id).inserted else { return false }
             ids.append(id)
+            added = true
             return true
         }
+        return added
     }
 
     /// `mutateIDs` for an edit that keeps the relationship's member set up to date itself (nil when
@@ -447,14 +452,18 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Takes one ID out of a to-many relationship, if it is there, keeping its member set up to date:
     /// an import that moves objects between owners adds and removes in turn, and dropping the set on
     /// each removal would rebuild it on each addition.
-    func removeID(_ id: ManagedObjectID, at i: Int) {
+    @discardableResult
+    func removeID(_ id: ManagedObjectID, at i: Int) -> Bool {
+        var removed = false
         mutateMembers(at: i) { ids, members in
             if let known = members, !known.contains(id) { return false }
             guard let k = ids.firstIndex(of: id) else { return false }
             ids.remove(at: k)
             members?.remove(id)
+            removed = true
             return true
         }
+        return removed
     }
 
     // MARK: Faulting
