@@ -594,7 +594,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             } else {
                 object.deletedState = false
                 object.managedObjectContext = self
-                if let committed = object.committed { object.values = committed }
+                if let committed = object.committed { ObjectObservation.mutating(object, indexes: nil) { object.values = committed } }
                 object.changedIndexes = []
                 // Back as it was saved: not deleted after all.
                 pendingNotification.deleted.remove(object.objectID)
@@ -637,7 +637,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             object.changedIndexes = []
             object.deletedState = false
             changed[ObjectIdentifier(object)] = nil
-            object.values = object.layout.initialValues
+            // Unsaved changes dropped are changes its observers are told of.
+            ObjectObservation.mutating(object, indexes: nil) { object.values = object.layout.initialValues }
             object.committed = nil
             object.faultState = true
             if !wasFault { object.didTurnIntoFault() }
@@ -729,7 +730,13 @@ extension ManagedObject {
     /// Takes a record's values as the object's saved state; a fault so filled is told by `awakeFromFetch()`.
     func apply(_ record: ObjectRecord) {
         let wasFault = faultState
-        values = record.values
+        if layout.isObservable && !wasFault {
+            // A loaded object taking newer values (a refresh, a merge): its observers are told. A fault
+            // being filled changes nothing anybody saw.
+            ObjectObservation.mutating(self, indexes: nil) { values = record.values }
+        } else {
+            values = record.values
+        }
         committed = record.values
         rowVersion = record.version
         changedIndexes = []

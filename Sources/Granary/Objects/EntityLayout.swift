@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Synchronization
 
 /// Where each property of an entity sits in a managed object's value array, and how typed key paths
@@ -39,6 +40,11 @@ final class EntityLayout: Sendable {
     let relationshipIndexes: [Int]
     /// Whether each property is a to-one relationship: a typed read takes the `toOneReads` path.
     let isToOne: [Bool]
+    /// Whether the entity's class declares `Observable`: then reads and changes of its properties are
+    /// reported to Swift's Observation framework (see `ObjectObservation`).
+    let isObservable: Bool
+    /// The key paths its properties were read through while observed.
+    let observedKeyPaths = ObservedKeyPaths()
     /// How typed reads of to-one relationships convert the target (see `ToOneReadCache`).
     let toOneReads: ToOneReadCache
     /// Every property's `initialValue(at:)`, shared by new objects until they change one.
@@ -104,6 +110,7 @@ final class EntityLayout: Sendable {
         self.indexByName = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.relationshipIndexes = kinds.indices.filter { if case .attribute = kinds[$0] { return false } else { return true } }
         self.isToOne = kinds.map { if case .toOne = $0 { true } else { false } }
+        self.isObservable = entity.objectType is any Observable.Type
         self.toOneReads = ToOneReadCache(count: kinds.count)
         self.initialValues = kinds.map { kind in
             switch kind {

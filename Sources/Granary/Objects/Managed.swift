@@ -38,6 +38,7 @@ public struct Managed<Value>: ManagedStorage {
             if KeyPathProbe.isProbing, let probe = KeyPathProbe.current {
                 return probe.record(object, property: i, as: Value.self)
             }
+            if object.layout.isObservable { ObjectObservation.access(object, wrappedKeyPath, index: i) }
             if object.layout.isToOne[i] { return toOne(of: object, at: i) }
             // An attribute value of a small type the setters store as itself, read in place: the
             // `Any?` copy and the cast below were most of an import's `<-`, which reads before it writes.

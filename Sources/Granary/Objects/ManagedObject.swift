@@ -83,6 +83,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         if let context { context.insert(self) }
     }
 
+    deinit {
+        if layout.isObservable { ObjectObservation.forget(self) }
+    }
+
     /// Creates an object of this class's entity in `context`'s model and inserts it.
     /// The class must be registered for an entity (`Entity("Employee", as: Employee.self)`).
     public convenience init(context: ManagedObjectContext) {
@@ -278,7 +282,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func setRaw(_ value: Any?, at i: Int) {
         fireFaultIfNeeded()
         assertOnContextQueue()
-        values[i] = value
+        if layout.isObservable {
+            ObjectObservation.mutating(self, indexes: [i]) { values[i] = value }
+        } else {
+            values[i] = value
+        }
         if !insertedState { changedIndexes.insert(i) }
         managedObjectContext?.objectDidChange(self)
     }
