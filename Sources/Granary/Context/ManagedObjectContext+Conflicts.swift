@@ -84,9 +84,16 @@ extension ManagedObjectContext {
             object.rowVersion = record.version
             if object.changedIndexes.isEmpty && !object.deletedState { changed[ObjectIdentifier(object)] = nil }
         case .mergeByPropertyObjectTrump:
+            // A property set back to the value last seen is no change (Core Data compares with the
+            // object's snapshot): it takes the store's value, as a save of that object alone would
+            // have left it.
             for i in object.values.indices {
-                object.values[i] = object.changedIndexes.contains(i)
-                    ? object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i]) : record.values[i]
+                if object.changedIndexes.contains(i) && !object.holdsCommittedValue(at: i) {
+                    object.values[i] = object.rebased(object.values[i], at: i, base: base[i], onto: record.values[i])
+                } else {
+                    object.values[i] = record.values[i]
+                    object.changedIndexes.remove(i)
+                }
             }
             object.committed = record.values
             object.rowVersion = record.version
