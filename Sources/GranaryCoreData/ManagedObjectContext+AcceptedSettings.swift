@@ -4,16 +4,6 @@ import Granary
 // those lines compile unchanged, and do nothing: each property reads as what Granary does instead.
 
 extension ManagedObjectContext {
-    /// Accepted and ignored: Granary keeps no undo stack, so this is always nil (`context.undoManager =
-    /// nil`, the common line, is what Granary does anyway). Its type is `AnyObject?` because Foundation on
-    /// Linux has no `UndoManager`: code that makes one does not compile, rather than losing its undo
-    /// silently. Undo a context's unsaved changes with `rollback()`.
-    public var undoManager: AnyObject? {
-        get { nil }
-        // swiftlint:disable:next unused_setter_value
-        set {}
-    }
-
     /// Accepted and ignored: always `false`, which is what Granary does. A fault whose row another
     /// context deleted reads as its entity's default values when it fires (Core Data, with this `true`,
     /// its default, marks it deleted); merging that context's did-save notification

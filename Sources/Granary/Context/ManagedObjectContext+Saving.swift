@@ -219,6 +219,7 @@ extension ManagedObjectContext {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.
             for object in changed.values { object.replaceReferences(ids) }
+            if undoManager != nil { notePermanentIDsForUndo(ids) }
         }
         for object in changed.values {
             if object.deletedState {
@@ -354,6 +355,7 @@ extension ManagedObjectContext {
         }
         // Discarded objects too: their rules still count at save, and inverse maintenance matches IDs.
         for object in Array(registry.values) + Array(discarded.values) { object.replaceReferences(mapping) }
+        if undoManager != nil { notePermanentIDsForUndo(mapping) }
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
             registry[object.objectID] = nil
