@@ -313,6 +313,33 @@ import Testing
         }
     }
 
+    @Test func undoingASavedDeletionRestoresTheReferencesItsSaveDropped() throws {
+        // Under a no-action rule the other end keeps pointing at the deleted object until the save,
+        // whose store drops the reference: the undo puts it back with the object.
+        let (coordinator, context) = try makeRuleStack()
+        try context.performAndWait {
+            let owner = RuleOwner(context: context)
+            owner.name = "owner"
+            let item = RuleItem(context: context)
+            item.name = "item"
+            item.noActionOwner = owner
+            try context.save()
+            context.undoManager = ContextUndoManager()
+            context.delete(owner)
+            #expect(item.noActionOwner === owner, "no action: the reference stays until the save")
+            try context.save()
+            #expect(item.noActionOwner == nil)
+            try context.undo()
+            #expect(item.noActionOwner === owner && owner.noActionItems == [item] && owner.isInserted)
+            try context.save()
+            let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try fresh.performAndWait {
+                let stored = try #require(try fresh.fetch(FetchRequest<RuleItem>()).first)
+                #expect(stored.noActionOwner?.name == "owner")
+            }
+        }
+    }
+
     @Test func relationshipsRecordedBeforeASaveFindTheSavedObjectsPermanentIDs() throws {
         let office = try makeOffice()
         try office.context.performAndWait {

@@ -82,7 +82,10 @@ extension ManagedObjectContext {
         dropReferencesToDiscarded()
         // Deleted objects leave the context as the save ends; the did-save notification hands them out.
         let deletedBeforeSave = changed.values.filter(\.deletedState)
-        processPendingChanges()
+        // The undo event ends once the save is done: what the store repairs at it (references to
+        // deleted rows) is undone with the changes that made it.
+        postPendingChanges()
+        defer { endUndoEvent() }
         let saving = Array(changed.values)
         let saved: ContextChanges
         if let parent {
@@ -249,7 +252,10 @@ extension ManagedObjectContext {
         changed.removeAll()
         // The store finished links at rows this context did not write, or wrote differently: take them.
         for (id, record) in outcome.touched {
-            if let object = liveObject(id), !object.faultState { object.apply(record) }
+            if let object = liveObject(id), !object.faultState {
+                if recordsUndo { recordUndo(of: object, replacedBy: record.values) }
+                object.apply(record)
+            }
             saved.updated.insert(id)
         }
         for id in outcome.cascadedDeletes {
@@ -257,6 +263,7 @@ extension ManagedObjectContext {
             saved.inserted.remove(id)
             saved.deleted.insert(id)
             guard let object = registry.removeValue(forKey: id) else { continue }
+            if recordsUndo && !object.faultState { recordUndo(deletionOf: object) }
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()

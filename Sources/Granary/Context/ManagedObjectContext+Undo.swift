@@ -61,6 +61,14 @@ extension ManagedObjectContext {
         undoManager?.isUndoRegistrationEnabled == true && !pendingUndo.hasImage(of: object, at: i)
     }
 
+    /// Keeps the values of an object that a save is about to replace with what the store made of its row
+    /// (references to deleted rows dropped).
+    func recordUndo(of object: ManagedObject, replacedBy values: [Any?]) {
+        for i in object.values.indices where !Self.same(object.values[i], values[i], as: object.layout.attributeTypes[i]) {
+            recordUndo(of: object, at: i, before: object.values[i])
+        }
+    }
+
     /// Keeps whether an object about to be inserted was alive before.
     func recordUndo(existenceOf object: ManagedObject) {
         guard undoManager?.isUndoRegistrationEnabled == true else { return }
@@ -74,6 +82,13 @@ extension ManagedObjectContext {
         guard undoManager?.isUndoRegistrationEnabled == true else { return }
         pendingUndo.record(object, existed: isAlive(object))
         for i in object.values.indices { pendingUndo.record(object, at: i, before: object.values[i]) }
+    }
+
+    /// Ends the undo event: registers its changes and closes the manager's group for it.
+    func endUndoEvent() {
+        guard let undoManager else { return }
+        registerPendingUndo()
+        undoManager.endEvent()
     }
 
     /// Registers the event's changes so far as one action with the undo manager, and starts a new record.
@@ -168,9 +183,9 @@ extension ManagedObjectContext {
         if pendingNotification.deleted.remove(id) == nil { pendingNotification.inserted.insert(id) }
     }
 
-    /// Undoes an insertion (or redoes a deletion): an inserted object leaves the context, as after a
-    /// rollback; a saved one is deleted, without its delete rules (the record restores what they would
-    /// change).
+    /// Undoes an insertion (or redoes a deletion): an inserted object leaves the context as `delete(_:)`
+    /// makes it leave, kept among the discarded objects for the no-action references a redone deletion
+    /// puts back; a saved one is deleted. Delete rules are not run: the record restores what they changed.
     private func takeAway(_ object: ManagedObject) {
         let id = object.objectID
         pendingNotification.updated.remove(id)
@@ -181,6 +196,7 @@ extension ManagedObjectContext {
             changed[ObjectIdentifier(object)] = nil
             registry[id] = nil
             object.managedObjectContext = nil
+            discarded[id] = object
         } else {
             object.deletedState = true
             changed[ObjectIdentifier(object)] = object

@@ -539,10 +539,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// redo and rollback, and whenever you call this.
     public func processPendingChanges() {
         assertOnQueue()
-        if let undoManager {
-            registerPendingUndo()
-            undoManager.endEvent()
-        }
+        endUndoEvent()
+        postPendingChanges()
+    }
+
+    /// Posts objects-did-change for what changed since the last post, without ending the undo event
+    /// (a save ends it once it is done).
+    func postPendingChanges() {
         guard !pendingNotification.isEmpty else { return }
         let changes = pendingNotification
         pendingNotification = ContextChanges()
