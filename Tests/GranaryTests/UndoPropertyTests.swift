@@ -14,6 +14,10 @@ import Testing
 /// hold the graph as it was before: undone saved insertions are deleted again, undone saved deletions
 /// inserted again with their relationships. After redoing everything, if that graph can be saved (no
 /// deny rule refuses), the store must hold it.
+///
+/// A second property mixes events, undos and redos, against a plain model of the two stacks: the list
+/// of graphs after each event still reachable and the position in it (a new event drops the graphs
+/// after the position, as a new change empties the redo stack).
 @Suite struct UndoPropertyTests {
     typealias Random = FetchingPlannerPropertyTests.Random
     typealias Graph = [String: [String: String]]
@@ -30,11 +34,25 @@ import Testing
         }
     }
 
-    /// The objects the test made, and the names it gave out.
+    /// One step per input number: mostly events, some undos and redos, checked after each.
+    @Test func undosAndRedosBetweenEventsWalkTheHistoryOfGraphs() async {
+        await propertyCheck(count: 100, input: Gen.int(in: 0...Int.max).array(of: 1...50)) { steps in
+            do {
+                try Self.walk(steps)
+            } catch {
+                Issue.record("steps \(steps): \(error)")
+            }
+        }
+    }
+
+    /// The objects the test made, the names it gave out, and each object's last name (what names a
+    /// deleted object that a no-action reference still reaches once its deletion is saved, and its
+    /// values are gone).
     final class Scene {
         let context: ManagedObjectContext
         var objects: [ManagedObject] = []
         var nextName = 0
+        var lastNames: [ObjectIdentifier: String] = [:]
 
         init(_ context: ManagedObjectContext) { self.context = context }
 
@@ -52,35 +70,62 @@ import Testing
         @discardableResult
         func insert(_ entity: String) -> ManagedObject {
             let object: ManagedObject = entity == "Owner" ? RuleOwner(context: context) : RuleItem(context: context)
-            try? object.setValue(name(entity == "Owner" ? "o" : "i"), forKey: "name")
             objects.append(object)
+            rename(object)
             return object
+        }
+
+        func rename(_ object: ManagedObject) {
+            let new = name(object.entity.name == "Owner" ? "o" : "i")
+            try? object.setValue(new, forKey: "name")
+            lastNames[ObjectIdentifier(object)] = new
+        }
+
+        /// An object's name: its own while it has its values (an undo puts names back), its last one
+        /// once a saved deletion emptied it.
+        func name(of object: ManagedObject) throws -> String {
+            if let name = try object.value(forKey: "name") as? String {
+                lastNames[ObjectIdentifier(object)] = name
+                return name
+            }
+            #expect(!isAlive(object), "an alive object has no name")
+            return lastNames[ObjectIdentifier(object)] ?? "?"
+        }
+    }
+
+    /// A saved graph to start from, so that undo meets saved objects as well as new ones, and an undo
+    /// manager set afterwards.
+    static func makeScene(_ context: ManagedObjectContext) throws -> (Scene, ContextUndoManager) {
+        let scene = Scene(context)
+        for _ in 0..<3 { scene.insert("Owner") }
+        for _ in 0..<4 { scene.insert("Item") }
+        var random = Random(state: 0x5EED)
+        for _ in 0..<6 { try edit(scene, &random, allowDelete: false) }
+        try context.save()
+        let manager = ContextUndoManager()
+        context.undoManager = manager
+        return (scene, manager)
+    }
+
+    /// One event: a random edit, then the event's end, by a save one time in five (a save that fails
+    /// on a deny rule leaves the changes, and the event is ended by hand).
+    static func event(_ scene: Scene, _ random: inout Random) throws {
+        try edit(scene, &random, allowDelete: true)
+        if random.int(5) == 0 {
+            do { try scene.context.save() } catch { scene.context.processPendingChanges() }
+        } else {
+            scene.context.processPendingChanges()
         }
     }
 
     static func check(_ events: [Int]) throws {
         let (coordinator, context) = try makeRuleStack()
         try context.performAndWait {
-            let scene = Scene(context)
-            // A saved graph to start from, so that undo meets saved objects as well as new ones.
-            for _ in 0..<3 { scene.insert("Owner") }
-            for _ in 0..<4 { scene.insert("Item") }
-            var random = Random(state: 0x5EED)
-            for _ in 0..<6 { try edit(scene, &random, allowDelete: false) }
-            try context.save()
-
-            let manager = ContextUndoManager()
-            context.undoManager = manager
+            let (scene, manager) = try makeScene(context)
             let before = try graph(scene)
-            for event in events {
-                var random = Random(state: UInt64(event))
-                try edit(scene, &random, allowDelete: true)
-                if random.int(5) == 0 {
-                    // A save ends the event; a failed one leaves the changes, and the event ends here.
-                    do { try context.save() } catch { context.processPendingChanges() }
-                } else {
-                    context.processPendingChanges()
-                }
+            for code in events {
+                var random = Random(state: UInt64(code))
+                try event(scene, &random)
             }
             let after = try graph(scene)
 
@@ -111,6 +156,45 @@ import Testing
         }
     }
 
+    static func walk(_ steps: [Int]) throws {
+        let (coordinator, context) = try makeRuleStack()
+        try context.performAndWait {
+            let (scene, manager) = try makeScene(context)
+            var history = [try graph(scene)]
+            var position = 0
+            for (n, code) in steps.enumerated() {
+                var random = Random(state: UInt64(code))
+                switch random.int(5) {
+                case 0:
+                    #expect(manager.canUndo == (position > 0), "step \(n): canUndo at \(position) of \(history.count)")
+                    guard position > 0 else { continue }
+                    try context.undo()
+                    position -= 1
+                case 1:
+                    #expect(manager.canRedo == (position < history.count - 1), "step \(n): canRedo at \(position) of \(history.count)")
+                    guard position < history.count - 1 else { continue }
+                    try context.redo()
+                    position += 1
+                default:
+                    // A rename besides the random edit, so that every event registers one undo step.
+                    let alive = scene.objects.filter(scene.isAlive)
+                    if alive.isEmpty { scene.insert("Item") } else {
+                        scene.rename(random.pick(alive))
+                    }
+                    try event(scene, &random)
+                    history = Array(history[...position]) + [try graph(scene)]
+                    position += 1
+                    #expect(!manager.canRedo, "step \(n): a new event left something to redo")
+                }
+                try expectSame(try graph(scene), history[position], "step \(n), at \(position) of \(history.count)")
+            }
+            let saved = try graph(scene, aliveDestinationsOnly: true)
+            if (try? context.save()) != nil {
+                try expectSame(try storedGraph(coordinator), saved, "in the store, after the last step and a save")
+            }
+        }
+    }
+
     /// One random change: an insert, a rename, a to-one set, a to-many set, added to, taken from or
     /// reordered, or a delete. Links go to alive objects only (Core Data refuses to save links to
     /// deleted ones), never from an object to itself.
@@ -127,7 +211,7 @@ import Testing
         let object = random.pick(candidates)
         switch kind {
         case 1:
-            try object.setValue(scene.name(object.entity.name == "Owner" ? "o" : "i"), forKey: "name")
+            scene.rename(object)
         case 7:
             scene.context.delete(object)
         default:
@@ -177,9 +261,9 @@ import Testing
         var result: Graph = [:]
         for object in scene.objects where scene.isAlive(object) {
             #expect(scene.context.registeredObject(for: object.objectID) === object, "an alive object is not registered under its ID")
-            let name = try #require(try object.value(forKey: "name") as? String)
+            let name = try scene.name(of: object)
             #expect(result[name] == nil, "two alive objects named \(name)")
-            result[name] = try description(of: object) { !aliveDestinationsOnly || scene.isAlive($0) }
+            result[name] = try description(of: object, including: { !aliveDestinationsOnly || scene.isAlive($0) }, name: scene.name(of:))
         }
         return result
     }
@@ -192,17 +276,17 @@ import Testing
             for entity in ["Owner", "Item"] {
                 for object in try fresh.fetch(FetchRequest<ManagedObject>(entityName: entity)) {
                     let name = try #require(try object.value(forKey: "name") as? String)
-                    result[name] = try description(of: object)
+                    result[name] = try description(of: object) { try $0.value(forKey: "name") as? String ?? "?" }
                 }
             }
             return result
         }
     }
 
-    static func description(of object: ManagedObject, including: (ManagedObject) -> Bool = { _ in true }) throws -> [String: String] {
+    static func description(of object: ManagedObject, including: (ManagedObject) -> Bool = { _ in true },
+                            name: (ManagedObject) throws -> String) throws -> [String: String] {
         var properties: [String: String] = [:]
         for spec in DeleteRuleModel.relationships[object.entity.name]! {
-            func name(_ target: ManagedObject) throws -> String { try target.value(forKey: "name") as? String ?? "?" }
             if spec.isToMany {
                 let names = try members(of: object, spec.name).filter(including).map(name)
                 properties[spec.name] = (spec.isOrdered ? names : names.sorted()).joined(separator: ",")

@@ -55,6 +55,7 @@ extension ManagedObjectContext {
             // Nothing to write, but observers may still be owed news: an object inserted, announced and
             // then deleted leaves no change, yet whoever showed it must hear that it is gone. Nothing can
             // refer to such an object without being changed, so nothing needs it kept any longer.
+            if undoManager != nil { keepForUndo(discarded.values) }
             discarded = [:]
             processPendingChanges()
             return
@@ -125,6 +126,7 @@ extension ManagedObjectContext {
                 }
             }
         }
+        if undoManager != nil { keepForUndo(discarded.values) }
         discarded = [:]
     }
 
@@ -208,6 +210,7 @@ extension ManagedObjectContext {
     private func detachSavedDeletion(_ object: ManagedObject) {
         registry[object.objectID] = nil
         lifecycle.savedDeletions.append(object)
+        if undoManager != nil { keepForUndo([object]) }
     }
 
     /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
@@ -264,6 +267,7 @@ extension ManagedObjectContext {
             saved.deleted.insert(id)
             guard let object = registry.removeValue(forKey: id) else { continue }
             if recordsUndo && !object.faultState { recordUndo(deletionOf: object) }
+            if undoManager != nil { keepForUndo([object]) }
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()

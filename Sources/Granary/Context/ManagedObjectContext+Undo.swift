@@ -44,6 +44,7 @@ extension ManagedObjectContext {
         old?.removeAllActions(withTarget: self)
         pendingUndo = UndoRecord()
         permanentIDsForUndo = [:]
+        savedDeletionsForUndo = [:]
         recordsUndo = undoManager != nil
         undoManager?.addCheckpointObserver(self) { $0.registerPendingUndo() }
     }
@@ -106,10 +107,16 @@ extension ManagedObjectContext {
         for (temporary, permanent) in ids where temporary != permanent { permanentIDsForUndo[temporary] = permanent }
     }
 
+    /// Keeps deleted objects a save lets go of, with their values, for the undo actions that name them.
+    func keepForUndo(_ objects: some Sequence<ManagedObject>) {
+        for object in objects { savedDeletionsForUndo[object.objectID] = (object, object.values) }
+    }
+
     /// Empties the undo manager's stacks (`rollback()`, `reset()`).
     func removeAllUndoActions() {
         undoManager?.removeAllActions()
         permanentIDsForUndo = [:]
+        savedDeletionsForUndo = [:]
     }
 
     /// Inserted, or registered and not deleted: what undo brings back or takes away.
@@ -141,7 +148,9 @@ extension ManagedObjectContext {
             object.fireFaultIfNeeded()
             for (i, value) in entry.values {
                 inverse.record(object, at: i, before: object.values[i])
-                object.values[i] = withPermanentIDs(value)
+                let value = withPermanentIDs(value)
+                if !savedDeletionsForUndo.isEmpty { keepReachable(referencedBy: value) }
+                object.values[i] = value
                 if !object.insertedState { object.changedIndexes.insert(i) }
             }
             if object.managedObjectContext === self { objectDidChange(object) }
@@ -168,11 +177,15 @@ extension ManagedObjectContext {
             object.deletedState = false
             if !object.hasChanges { changed[ObjectIdentifier(object)] = nil }
         } else {
+            if !savedDeletionsForUndo.isEmpty, let saved = savedDeletionsForUndo.removeValue(forKey: id), saved.object === object {
+                // The values it was deleted with: what the redo of this undo deletes again.
+                object.values = saved.values
+            }
             if !discarded.isEmpty && discarded[id] === object { discarded[id] = nil }
             object.managedObjectContext = self
             object.insertedState = true
             object.deletedState = false
-            // A saved deletion left an empty fault; the record puts its values back next.
+            // A saved deletion left a fault; the record puts the values back next.
             object.faultState = false
             object.batch = nil
             object.changedIndexes = []
@@ -203,6 +216,28 @@ extension ManagedObjectContext {
         }
         // Gone: news only if its arrival was announced.
         if pendingNotification.inserted.remove(id) == nil { pendingNotification.deleted.insert(id) }
+    }
+
+    /// Makes the objects of saved deletions that a restored relationship value names reachable again, as
+    /// discarded objects. Undoing the event that dropped a no-action reference to a deleted object (or
+    /// changed it), without undoing the deletion, puts the reference back as it was before the deletion
+    /// was saved: it reaches the deleted object, and the next save drops it, as that save did.
+    private func keepReachable(referencedBy value: Any?) {
+        func keep(_ id: ManagedObjectID) {
+            guard let (object, values) = savedDeletionsForUndo[id], object.managedObjectContext == nil, discarded[id] == nil,
+                registry[id] == nil
+            else { return }
+            if object.faultState {
+                object.values = values
+                object.faultState = false
+            }
+            discarded[id] = object
+        }
+        if let id = value as? ManagedObjectID {
+            keep(id)
+        } else if let ids = value as? [ManagedObjectID] {
+            for id in ids { keep(id) }
+        }
     }
 
     /// A recorded value with the temporary IDs of objects saved since replaced by their permanent ones.

@@ -160,6 +160,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Permanent IDs of objects saved while undo actions were recorded, by the temporary IDs those
     /// actions' relationship values may still hold.
     var permanentIDsForUndo: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Deleted objects a save let go of while undo actions were recorded (those whose deletion it wrote,
+    /// and discarded ones), by ID, with the values they had (a saved deletion empties them): an undo
+    /// brings one back, or puts back a no-action reference to one whose deletion stays (see `revert`);
+    /// either way it has its values again, as before the save.
+    var savedDeletionsForUndo: [ManagedObjectID: (object: ManagedObject, values: [Any?])] = [:]
 
     /// Creates a context; give it a coordinator or a parent before using it.
     public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator? = nil, parent: ManagedObjectContext? = nil) {
