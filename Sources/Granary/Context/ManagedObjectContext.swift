@@ -139,8 +139,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// State of the lifecycle hooks and of the context's first use (see `ContextLifecycle`).
     @exclusivity(unchecked) var lifecycle = ContextLifecycle()
 
-    /// The undo manager that records this context's changes, or `nil` (the default, as in Core Data
-    /// since iOS 9) to record nothing: set one to make changes undoable with `undo()` and `redo()`.
+    /// The undo manager that records this context's changes, or `nil` (the default, as in Core Data) to
+    /// record nothing at no cost: set one to make changes undoable with `undo()` and `redo()`.
     ///
     /// The context records every change of an event (inserts, deletes with what their delete rules
     /// changed, attribute and relationship edits, both ends of each) and registers them with the manager
