@@ -358,6 +358,20 @@ import Testing
         }
     }
 
+    @Test func whatUndoKeepsOfSavesIsLetGoOnceNoActionIsLeft() throws {
+        let office = try makeOffice()
+        try office.context.performAndWait {
+            let context = office.context
+            _ = makeEmployee(context, "New", salary: 5)
+            context.delete(office.report)
+            try context.save()
+            #expect(!context.permanentIDsForUndo.isEmpty && !context.savedDeletionsForUndo.isEmpty)
+            office.manager.removeAllActions()
+            context.processPendingChanges()
+            #expect(context.permanentIDsForUndo.isEmpty && context.savedDeletionsForUndo.isEmpty)
+        }
+    }
+
     @Test func rollbackAndResetEmptyTheUndoStack() throws {
         let office = try makeOffice()
         try office.context.performAndWait {

@@ -80,6 +80,9 @@ public final class ContextUndoManager {
 
     // MARK: Groups
 
+    /// Whether anything is recorded, without asking the contexts first (as `canUndo` does).
+    var hasActions: Bool { !undoStack.isEmpty || !redoStack.isEmpty || openGroups.contains { !$0.actions.isEmpty } }
+
     /// How many groups are open (the event's group counts).
     public var groupingLevel: Int { openGroups.count }
 

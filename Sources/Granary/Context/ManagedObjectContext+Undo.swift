@@ -90,6 +90,11 @@ extension ManagedObjectContext {
         guard let undoManager else { return }
         registerPendingUndo()
         undoManager.endEvent()
+        // No action left can name what these keep (everything was undone and changed since, or removed).
+        if !undoManager.hasActions && !(permanentIDsForUndo.isEmpty && savedDeletionsForUndo.isEmpty) {
+            permanentIDsForUndo = [:]
+            savedDeletionsForUndo = [:]
+        }
     }
 
     /// Registers the event's changes so far as one action with the undo manager, and starts a new record.
@@ -101,8 +106,8 @@ extension ManagedObjectContext {
     }
 
     /// Remembers the permanent IDs a save gave to objects, for recorded relationship values that still
-    /// hold their temporary IDs. Kept until the undo stacks are emptied: an action may be undone long
-    /// after the save.
+    /// hold their temporary IDs. Kept until the manager holds no action: an action may be undone long
+    /// after the save (and one the manager dropped for `levelsOfUndo` is not told apart).
     func notePermanentIDsForUndo(_ ids: [ManagedObjectID: ManagedObjectID]) {
         for (temporary, permanent) in ids where temporary != permanent { permanentIDsForUndo[temporary] = permanent }
     }

@@ -163,7 +163,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Deleted objects a save let go of while undo actions were recorded (those whose deletion it wrote,
     /// and discarded ones), by ID, with the values they had (a saved deletion empties them): an undo
     /// brings one back, or puts back a no-action reference to one whose deletion stays (see `revert`);
-    /// either way it has its values again, as before the save.
+    /// either way it has its values again, as before the save. Both tables are emptied once the manager
+    /// holds no action, or its actions are removed.
     var savedDeletionsForUndo: [ManagedObjectID: (object: ManagedObject, values: [Any?])] = [:]
 
     /// Creates a context; give it a coordinator or a parent before using it.
