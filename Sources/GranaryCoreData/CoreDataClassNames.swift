@@ -38,3 +38,9 @@ public typealias NSPersistentStoreDescription = PersistentStoreDescription
 public typealias NSMergePolicy = MergePolicy
 /// Core Data's `NSFetchedResultsChangeType`: Granary's `FetchedResultsChangeType`.
 public typealias NSFetchedResultsChangeType = FetchedResultsChangeType
+#if !canImport(Darwin)
+/// Foundation's `UndoManager`, which Linux's Foundation lacks: Granary's `ContextUndoManager`, so that
+/// `context.undoManager = UndoManager()` compiles as written. Not declared where Foundation has its own
+/// (Apple's platforms), which would make the name ambiguous.
+public typealias UndoManager = ContextUndoManager
+#endif

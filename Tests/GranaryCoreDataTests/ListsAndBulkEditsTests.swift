@@ -8,7 +8,7 @@
 // - a delegate that compares `controller === self.controller` compares the typed controller with its
 //   untyped view: compare `fetchRequest`s, or keep one delegate per controller;
 // - `NSBatchUpdateRequest.propertiesToUpdate` values are constants: `NSExpression`s go;
-// - `context.undoManager = nil` compiles; code that makes an `UndoManager` does not (Linux has none).
+// - `context.undo()` and `context.redo()` throw (a context without an undo manager): add `try`.
 import GranaryCoreData
 import Testing
 
@@ -174,8 +174,24 @@ final class QuakeListDelegate: NSObject, NSFetchedResultsControllerDelegate {
         }
     }
 
+    // Apple: NSManagedObjectContext.undoManager — "Enable undo support for a context by setting this
+    // property to an instance of UndoManager"; undo() reverses "the latest uncommitted changes".
+    @Test func anUndoManagerOnTheViewContextUndoesAnEdit() throws {
+        let context = try loadedContext(1)
+        try context.performAndWait {
+            context.undoManager = UndoManager()
+            let quake = try #require(try context.fetch(NSFetchRequest<Quake>(entityName: "Quake")).first)
+            let magnitude = quake.magnitude
+            quake.magnitude = magnitude + 1
+            context.undoManager?.setActionName("Edit Magnitude")
+            #expect(context.undoManager?.undoActionName == "Edit Magnitude")
+            try context.undo()
+            #expect(quake.magnitude == magnitude && context.undoManager?.canRedo == true)
+        }
+    }
+
     // The settings Core Data code sets on a new context compile; the fault and memory options are
-    // Granary's own (ContextOptionsTests checks what they do), the undo manager is accepted and ignored.
+    // Granary's own (ContextOptionsTests checks what they do).
     @Test func routineContextSettingsAreAccepted() throws {
         let context = try loadedContext(1)
         context.undoManager = nil

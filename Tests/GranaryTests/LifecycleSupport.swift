@@ -62,6 +62,9 @@ final class Note: ManagedObject {
         if events.contains(.rollback) { names.append("rollback") }
         if events.contains(.refresh) { names.append("refresh") }
         if events.contains(.mergePolicy) { names.append("mergePolicy") }
+        if events.contains(.undoInsertion) { names.append("undoInsertion") }
+        if events.contains(.undoDeletion) { names.append("undoDeletion") }
+        if events.contains(.undoUpdate) { names.append("undoUpdate") }
         record("awake(\(names.joined(separator: ",")))")
     }
 

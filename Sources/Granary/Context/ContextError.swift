@@ -56,6 +56,12 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A derived attribute's expression could not be computed for an object at save (a value of the
     /// wrong type, such as a transformable reached through a key path); nothing is written.
     case derivationFailed(entity: String, attribute: String, object: ManagedObjectID, reason: String)
+    /// `undo()` or `redo()` was called on a context whose `undoManager` is nil; the string names the
+    /// context.
+    case noUndoManager(context: String)
+    /// `undo()` or `redo()` was called while groups opened with `beginUndoGrouping()` are still open
+    /// inside the event's (`level` is the manager's `groupingLevel`), or from inside an undo or redo.
+    case undoGroupsOpen(context: String, level: Int)
     case storage(StorageError)
 
     public var description: String {
@@ -97,6 +103,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "\(entity).\(key) is read-only: \(reason)"
         case .derivationFailed(let entity, let attribute, let object, let reason):
             return "derived attribute \(entity).\(attribute) of \(object) could not be computed: \(reason)"
+        case .noUndoManager(let context):
+            return "\(context) has no undo manager: set undoManager to a ContextUndoManager before undoing or redoing"
+        case .undoGroupsOpen(let context, let level):
+            return "\(context) cannot undo or redo now: its undo manager is playing a group back or has \(level) undo groups open; "
+                + "close them with endUndoGrouping() first"
         case .storage(let error): return error.description
         }
     }

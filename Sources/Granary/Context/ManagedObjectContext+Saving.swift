@@ -55,6 +55,7 @@ extension ManagedObjectContext {
             // Nothing to write, but observers may still be owed news: an object inserted, announced and
             // then deleted leaves no change, yet whoever showed it must hear that it is gone. Nothing can
             // refer to such an object without being changed, so nothing needs it kept any longer.
+            if undoManager != nil { keepForUndo(discarded.values) }
             discarded = [:]
             processPendingChanges()
             return
@@ -82,7 +83,10 @@ extension ManagedObjectContext {
         dropReferencesToDiscarded()
         // Deleted objects leave the context as the save ends; the did-save notification hands them out.
         let deletedBeforeSave = changed.values.filter(\.deletedState)
-        processPendingChanges()
+        // The undo event ends once the save is done: what the store repairs at it (references to
+        // deleted rows) is undone with the changes that made it.
+        postPendingChanges()
+        defer { endUndoEvent() }
         let saving = Array(changed.values)
         let saved: ContextChanges
         if let parent {
@@ -122,6 +126,7 @@ extension ManagedObjectContext {
                 }
             }
         }
+        if undoManager != nil { keepForUndo(discarded.values) }
         discarded = [:]
     }
 
@@ -205,6 +210,7 @@ extension ManagedObjectContext {
     private func detachSavedDeletion(_ object: ManagedObject) {
         registry[object.objectID] = nil
         lifecycle.savedDeletions.append(object)
+        if undoManager != nil { keepForUndo([object]) }
     }
 
     /// Brings the context in line with a finished save: permanent IDs, new committed values, versions.
@@ -219,6 +225,7 @@ extension ManagedObjectContext {
             // Only objects with unsaved changes can refer to an inserted object: a reference is set
             // through `setRaw`, which records the change.
             for object in changed.values { object.replaceReferences(ids) }
+            if undoManager != nil { notePermanentIDsForUndo(ids) }
         }
         for object in changed.values {
             if object.deletedState {
@@ -248,7 +255,10 @@ extension ManagedObjectContext {
         changed.removeAll()
         // The store finished links at rows this context did not write, or wrote differently: take them.
         for (id, record) in outcome.touched {
-            if let object = liveObject(id), !object.faultState { object.apply(record) }
+            if let object = liveObject(id), !object.faultState {
+                if recordsUndo { recordUndo(of: object, replacedBy: record.values) }
+                object.apply(record)
+            }
             saved.updated.insert(id)
         }
         for id in outcome.cascadedDeletes {
@@ -256,6 +266,8 @@ extension ManagedObjectContext {
             saved.inserted.remove(id)
             saved.deleted.insert(id)
             guard let object = registry.removeValue(forKey: id) else { continue }
+            if recordsUndo && !object.faultState { recordUndo(deletionOf: object) }
+            if undoManager != nil { keepForUndo([object]) }
             object.managedObjectContext = nil
         }
         pendingNotification = ContextChanges()
@@ -359,6 +371,7 @@ extension ManagedObjectContext {
         }
         // Discarded objects too: their rules still count at save, and inverse maintenance matches IDs.
         for object in Array(registry.values) + Array(discarded.values) { object.replaceReferences(mapping) }
+        if undoManager != nil { notePermanentIDsForUndo(mapping) }
         for object in objects {
             guard let permanent = mapping[object.objectID] else { continue }
             registry[object.objectID] = nil

@@ -176,6 +176,34 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// State of the lifecycle hooks and of the context's first use (see `ContextLifecycle`).
     @exclusivity(unchecked) var lifecycle = ContextLifecycle()
 
+    /// The undo manager that records this context's changes, or `nil` (the default, as in Core Data) to
+    /// record nothing at no cost: set one to make changes undoable with `undo()` and `redo()`.
+    ///
+    /// The context records every change of an event (inserts, deletes with what their delete rules
+    /// changed, attribute and relationship edits, both ends of each) and registers them with the manager
+    /// as one action when the event ends. There is no run loop to end events: an event ends at
+    /// `processPendingChanges()`, which `save()`, fetches, `undo()`, `redo()` and `rollback()` call, as
+    /// Core Data calls it at the end of each run-loop event; open groups of your own with the manager's
+    /// `beginUndoGrouping()` and `endUndoGrouping()`. `rollback()` and `reset()` empty the manager's
+    /// stacks. A manager given up here forgets the actions it holds for this context.
+    public var undoManager: ContextUndoManager? {
+        didSet { if oldValue !== undoManager { undoManagerDidChange(from: oldValue) } }
+    }
+    /// Whether writes record what they replace: `undoManager` is set and no undo or redo is being
+    /// played back. Read on every property write, so one flag rather than the manager's state.
+    @exclusivity(unchecked) var recordsUndo = false
+    /// The current event's changes, registered with the undo manager when the event ends.
+    @exclusivity(unchecked) var pendingUndo = UndoRecord()
+    /// Permanent IDs of objects saved while undo actions were recorded, by the temporary IDs those
+    /// actions' relationship values may still hold.
+    var permanentIDsForUndo: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Deleted objects a save let go of while undo actions were recorded (those whose deletion it wrote,
+    /// and discarded ones), by ID, with the values they had (a saved deletion empties them): an undo
+    /// brings one back, or puts back a no-action reference to one whose deletion stays (see `revert`);
+    /// either way it has its values again, as before the save. Both tables are emptied once the manager
+    /// holds no action, or its actions are removed.
+    var savedDeletionsForUndo: [ManagedObjectID: (object: ManagedObject, values: [Any?])] = [:]
+
     /// Creates a context; give it a coordinator or a parent before using it.
     public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator? = nil, parent: ManagedObjectContext? = nil) {
         precondition(coordinator == nil || parent == nil, "a context has a coordinator or a parent, not both")
@@ -453,6 +481,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func insert(_ object: ManagedObject) {
         assertOnQueue()
         if object.managedObjectContext === self && object.insertedState { return }
+        if recordsUndo { recordUndo(existenceOf: object) }
         if !discarded.isEmpty { discarded[object.objectID] = nil }
         object.managedObjectContext = self
         object.insertedState = true
@@ -474,6 +503,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         // A discarded object is already gone (a cascade reaches one through a no-action leftover).
         guard !object.deletedState, discarded.isEmpty || discarded[object.objectID] !== object else { return }
         object.fireFaultIfNeeded()
+        if recordsUndo { recordUndo(deletionOf: object) }
         let wasInserted = object.insertedState
         // Marked deleted before the rules run, so that cycles of cascades end, and an object that refers
         // to itself (whose own inverse the rules edit) stays out of the change set.
@@ -559,10 +589,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter(\.isUpdated)) }
     public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
 
-    /// Posts objects-did-change for what changed since the last call (Core Data does it at the end of
-    /// each event; Granary does it at save, fetch and merge, and whenever you call this).
+    /// Ends the current event: registers its changes with the undo manager as one undo action, closes
+    /// the manager's group for the event, and posts objects-did-change for what changed since the last
+    /// call. Core Data does this at the end of each run-loop event; Granary at save, fetch, merge, undo,
+    /// redo and rollback, and whenever you call this.
     public func processPendingChanges() {
         assertOnQueue()
+        endUndoEvent()
+        postPendingChanges()
+    }
+
+    /// Posts objects-did-change for what changed since the last post, without ending the undo event
+    /// (a save ends it once it is done).
+    func postPendingChanges() {
         guard !pendingNotification.isEmpty else { return }
         let changes = pendingNotification
         pendingNotification = ContextChanges()
@@ -578,7 +617,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     // MARK: Undoing
 
     /// Drops every unsaved change: inserted objects leave, deleted ones come back, edited ones return to
-    /// their last saved values.
+    /// their last saved values. Empties the undo manager's stacks, as in Core Data.
     public func rollback() {
         assertOnQueue()
         var restored: [ManagedObject] = []
@@ -606,9 +645,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         discarded = [:]
         for object in restored { object.awake(fromSnapshotEvents: .rollback) }
         processPendingChanges()
+        // After the event ends, so that what the hooks changed goes too: Core Data's rollback empties
+        // the undo stack.
+        removeAllUndoActions()
     }
 
-    /// Forgets every object; objects held elsewhere are detached from the context.
+    /// Forgets every object; objects held elsewhere are detached from the context. Empties the undo
+    /// manager's stacks, as in Core Data: their actions would restore objects the context no longer has.
     public func reset() {
         assertOnQueue()
         for object in registry.values {
@@ -619,6 +662,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         changed.removeAll()
         discarded = [:]
         pendingNotification = ContextChanges()
+        pendingUndo = UndoRecord()
+        removeAllUndoActions()
     }
 
     /// Turns an object back into a fault (dropping its changes), or, with `mergeChanges`, reloads it

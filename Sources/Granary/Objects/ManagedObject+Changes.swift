@@ -39,10 +39,12 @@ extension ManagedObject {
     func awakeFromFetchUnrecorded() {
         awakeFromFetch()
         guard !changedIndexes.isEmpty else { return }
-        changedIndexes = []
         if let context = managedObjectContext {
+            // Nor is it an undoable change.
+            if context.recordsUndo { context.pendingUndo.forget(self, at: changedIndexes) }
             context.changed[ObjectIdentifier(self)] = nil
             context.pendingNotification.updated.remove(objectID)
         }
+        changedIndexes = []
     }
 }

@@ -282,13 +282,22 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func setRaw(_ value: Any?, at i: Int) {
         fireFaultIfNeeded()
         assertOnContextQueue()
+        // The context is loaded once for both uses: a weak load on every write costs.
+        let context = managedObjectContext
+        if let context, context.recordsUndo { context.recordUndo(of: self, at: i, before: values[i]) }
+        store(value, at: i, in: context)
+    }
+
+    /// The write of `setRaw`, after the undo record was taken care of.
+    @inline(__always)
+    private func store(_ value: Any?, at i: Int, in context: ManagedObjectContext?) {
         if layout.isObservable {
             ObjectObservation.mutating(self, indexes: [i]) { values[i] = value }
         } else {
             values[i] = value
         }
         if !insertedState { changedIndexes.insert(i) }
-        managedObjectContext?.objectDidChange(self)
+        context?.objectDidChange(self)
     }
 
     // MARK: Relationships
@@ -450,11 +459,24 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         // outside the typed paths): a cast from `Any` went through the runtime each time.
         var ids = AnyBox.value(values[i], as: [ManagedObjectID].self) ?? (values[i] as? [ManagedObjectID] ?? [])
         values[i] = nil
-        if body(&ids) {
-            setRaw(ids, at: i)
+        let context = managedObjectContext
+        // The array is copied for the undo record only on the event's first change of it: an event that
+        // links a thousand members one by one copies it once, and a context without an undo manager never.
+        if let context, context.recordsUndo, context.needsUndoImage(of: self, at: i) {
+            let before = ids
+            guard body(&ids) else {
+                values[i] = ids
+                return
+            }
+            context.recordUndo(of: self, at: i, before: before)
         } else {
-            values[i] = ids
+            guard body(&ids) else {
+                values[i] = ids
+                return
+            }
         }
+        assertOnContextQueue()
+        store(ids, at: i, in: context)
     }
 
     /// Takes one ID out of a to-many relationship, if it is there, keeping its member set up to date:
@@ -522,8 +544,10 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// Called after the object's values were replaced wholesale by `events`: `.refresh`
     /// (`refresh(_:mergeChanges: true)`, a merge of another context's save), `.rollback` (`rollback()`),
-    /// `.mergePolicy` (a merge policy resolved a conflict of this object during a save). Recompute what
-    /// depends on the values here. The default does nothing.
+    /// `.mergePolicy` (a merge policy resolved a conflict of this object during a save), `.undoInsertion`,
+    /// `.undoDeletion`, `.undoUpdate` (the context's `undo()` or `redo()` took the object out, brought it
+    /// back, or put back its values). Recompute what depends on the values here; changes made here during
+    /// an undo or redo are not recorded for undo. The default does nothing.
     open func awake(fromSnapshotEvents events: SnapshotEventType) {}
 
     /// Called by `save()` for every inserted, updated and deleted object, before validation: changes
