@@ -82,8 +82,10 @@ extension PersistentStoreCoordinator {
     /// back up. The original store's files are left as they were. Object IDs stay valid: the copy
     /// keeps the store's identifier.
     /// - Parameters:
+    ///   - store: an attached store of this coordinator.
     ///   - url: where a durable copy goes (nil for an in-memory one).
     ///   - options: how to open the copy; nil: the store's own.
+    ///   - type: the copy's type.
     /// - Returns: the copy, attached with the store's configuration.
     /// - Throws: `ContextError.noPersistentStore` for a store not attached here or a durable type without
     ///   a URL; `.storeExists` when a store is at `url` already; `.storage` for the engine's errors (then
