@@ -50,6 +50,16 @@ public struct EncodedRow {
             column += 1
             return try row.located { try RowCodec.decodeValue(from: &reader) }
         }
+
+        /// Steps over the next value without decoding it; `false` after the last one. A scan that needs
+        /// a few columns of each row (an aggregate) skips the others: a string it passes is never made.
+        /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row.
+        public mutating func skip() throws -> Bool {
+            guard column < count else { return false }
+            column += 1
+            try row.located { try RowCodec.skipValue(from: &reader) }
+            return true
+        }
     }
 
     /// Runs a read of the row's bytes, naming the table and key in a corruption it reports.
