@@ -91,7 +91,7 @@ import Testing
 
             var titles = FetchRequest<Book>(sortBy: [SortDescriptor(\.year)])
             titles.filter = (FetchKey("author") == lem).node
-            titles.propertiesToFetch = ["title", "author", FetchRequest<Book>.objectIDKey]
+            titles.propertiesToFetch = ["title", "author", .objectID]
             let rows = try context.fetchDictionaries(titles)  // [["title": "Solaris", "author": <ID>, "objectID": <ID>], …]
             // end-snippet
             #expect(try context.fetch(byLem).map(\.title) == ["Solaris", "The Cyberiad", "Fiasco"])

@@ -135,8 +135,9 @@ struct AggregateQuery {
             }
         }
         fetchedCount = columns.count
-        for input in groupings where !columns.contains(where: { $0.source == .group(groupings.firstIndex(of: input)!) }) {
-            if !columns.contains(where: { $0.name == input.name }) { columns.append(groupColumn(input.name, input: input)) }
+        // Every grouped key path can be named by its own name too, fetched under another or not at all.
+        for input in groupings where !columns.contains(where: { $0.name == input.name }) {
+            columns.append(groupColumn(input.name, input: input))
         }
         let keys = columns.map(\.name)
         if let having = request.havingPredicate {

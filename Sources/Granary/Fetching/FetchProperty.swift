@@ -10,6 +10,10 @@ public enum FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral, Custo
     /// An expression's value under the description's name.
     case expression(ExpressionDescription)
 
+    /// The object's own ID, under the key `FetchRequest.objectIDKey`: what Core Data fetches with an
+    /// `NSExpressionDescription` of `NSExpression.expressionForEvaluatedObject()`.
+    public static var objectID: FetchProperty { .property(FetchRequest<ManagedObject>.objectIDKey) }
+
     /// A property named by a string literal.
     public init(stringLiteral value: String) { self = .property(value) }
 

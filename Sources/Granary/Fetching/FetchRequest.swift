@@ -33,7 +33,7 @@ public struct FetchRequest<Result: ManagedObject> {
     public var includesSubentities = true
     /// For dictionary results (`ManagedObjectContext.fetchDictionaries(_:)`): the keys each dictionary
     /// may hold, as Core Data's `propertiesToFetch` — attribute names, to-one relationship names (whose
-    /// values come back as object IDs), `FetchRequest.objectIDKey` for the object's ID, and
+    /// values come back as object IDs), `FetchProperty.objectID` for the object's ID, and
     /// `ExpressionDescription`s (aggregates such as a sum, or a key path under another name). String
     /// literals are property names. Empty: every stored attribute (or, when grouping, the grouped keys).
     public var propertiesToFetch: [FetchProperty] = []
@@ -55,8 +55,9 @@ public struct FetchRequest<Result: ManagedObject> {
     /// round trip per object later.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
-    /// The `propertiesToFetch` key under which a dictionary result holds the object's ID: what Core
-    /// Data asks for with an `NSExpressionDescription` named "objectID" whose expression is
+    /// The key under which a dictionary result holds the object's ID, asked for with
+    /// `FetchProperty.objectID` in `propertiesToFetch`: what Core Data asks for with an
+    /// `NSExpressionDescription` named "objectID" whose expression is
     /// `NSExpression.expressionForEvaluatedObject()`.
     public static var objectIDKey: String { "objectID" }
 
