@@ -60,6 +60,46 @@ import Testing
         }
     }
 
+    /// Skipping a value steps over exactly what reading it would, for every type, so that an aggregate
+    /// reading some columns and skipping the others gets the same values; a skip into damaged bytes is
+    /// corruption naming the row, and past the last value it says so.
+    @Test func skippingAValueLandsWhereReadingItWould() throws {
+        let row: Row = [
+            .null, .bool(true), .bool(false), .int(-1), .int(.max), .double(-0.5), .string("héllo"), .bytes([0, 255, 7]),
+            .date(Date(timeIntervalSinceReferenceDate: 12.25)), .uuid(UUID()), .reference(RowReference(table: TableID(rawValue: 3), key: -9)),
+            .references([RowReference(table: TableID(rawValue: 1), key: 1), RowReference(table: TableID(rawValue: 2), key: 1 << 40)]),
+            .int(77),
+        ]
+        let bytes = RowCodec.encode(row)
+        try bytes.withUnsafeBytes { raw in
+            let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
+            // Read column `kept`, skip the others.
+            for kept in row.indices {
+                var values = try encoded.values()
+                for column in row.indices {
+                    if column == kept {
+                        #expect(try values.next() == row[column])
+                    } else {
+                        #expect(try values.skip())
+                    }
+                }
+                #expect(try values.skip() == false)
+            }
+        }
+        for cut in 1..<bytes.count {
+            Array(bytes[0..<cut]).withUnsafeBytes { raw in
+                let encoded = EncodedRow(bytes: raw, table: "Employee", key: 42)
+                #expect {
+                    var values = try encoded.values()
+                    while try values.skip() {}
+                } throws: { error in
+                    guard case StorageError.corruption(let file, _, _) = error else { return false }
+                    return file == "table 'Employee' row 42"
+                }
+            }
+        }
+    }
+
     @Test func missingTrailingColumnsReadAsNull() {
         let row: Row = [.int(1)]
         #expect(row[5] == .null)
