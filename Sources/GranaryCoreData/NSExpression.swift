@@ -56,7 +56,9 @@ open class NSExpression: PredicateExpressionArgument, CustomStringConvertible {
         NSExpression(.evaluatedObject)
     }
 
+    /// The key path a key-path expression stands for as a predicate argument.
     public var predicateKeyPath: String? { expressionType == .keyPath ? keyPath : nil }
+    /// The variable a variable expression stands for as a predicate argument.
     public var predicateVariable: String? { expressionType == .variable ? variable : nil }
 
     /// The expression in Core Data's format syntax.

@@ -100,6 +100,43 @@ import Testing
         }
     }
 
+    /// Reading chosen columns finds each value's bytes, which give the value, its integer or double in
+    /// place, and a hash and encoding that tell equal values (-0.0 and 0.0 included) from unequal ones;
+    /// columns past the end of the row are absent, and read as null.
+    @Test func chosenColumnsAreFoundInTheirBytes() throws {
+        let row: Row = [.int(7), .string("skipped"), .double(-0.0), .string("kept"), .int(-300), .double(2.5)]
+        let bytes = RowCodec.encode(row)
+        let zero = RowCodec.encode([.double(0)])
+        try bytes.withUnsafeBytes { raw in
+            let encoded = EncodedRow(bytes: raw, table: "T", key: 1)
+            var values = [EncodedValue](repeating: .absent, count: 5)
+            try encoded.read(columns: [2, 3, 4, 5, 9], into: &values)
+            #expect(values.map(\.value) == [.double(-0.0), .string("kept"), .int(-300), .double(2.5), .null])
+            #expect(values[2].integer == -300 && values[2].double == nil)
+            #expect(values[3].double == 2.5 && values[3].integer == nil)
+            #expect(values[4].isNull && !values[1].isNull)
+            var copy: [UInt8] = []
+            for value in values { value.append(to: &copy) }
+            var offset = 0
+            for value in values {
+                #expect(value.isEncoded(in: copy, at: offset))
+                offset += value.encodedCount
+            }
+            #expect(offset == copy.count)
+            #expect(!values[2].isEncoded(in: copy, at: values[0].encodedCount))
+            try zero.withUnsafeBytes { zeroRaw in
+                var positive = [EncodedValue.absent]
+                try EncodedRow(bytes: zeroRaw, table: "T", key: 2).read(columns: [0], into: &positive)
+                #expect(positive[0].hashed(into: 1) == values[0].hashed(into: 1))
+                var stored: [UInt8] = []
+                positive[0].append(to: &stored)
+                #expect(values[0].isEncoded(in: stored, at: 0))
+            }
+            #expect(values[1].hashed(into: 1) != values[3].hashed(into: 1))
+            #expect(EncodedValue.absent.hashed(into: 5) == values[4].hashed(into: 5))
+        }
+    }
+
     @Test func missingTrailingColumnsReadAsNull() {
         let row: Row = [.int(1)]
         #expect(row[5] == .null)

@@ -207,6 +207,22 @@ import Testing
         }
     }
 
+    // Grouped by their stored bytes, a double's two zeros are still one value, as they are equal.
+    @Test func theTwoZerosOfADoubleAreOneGroup() throws {
+        let (_, context) = try makeAggregateStack()
+        try context.performAndWait {
+            makePurchase(context, "a", amount: 1, price: 0.0)
+            makePurchase(context, "b", amount: 2, price: -0.0)
+            makePurchase(context, "c", amount: 4, price: 1)
+            try context.save()
+            var request = FetchRequest<Purchase>()
+            request.propertiesToFetch = ["price", Self.expression("sum", .sum("amount"))]
+            request.propertiesToGroupBy = ["price"]
+            request.sortKeys = [SortKey("price")]
+            #expect(try context.fetchDictionaries(request).map { $0["sum"] as? Int64 } == [3, 4])
+        }
+    }
+
     @Test func minimumAndMaximumCompareDatesAndStrings() throws {
         let (_, context) = try makeAggregateStack()
         try context.performAndWait {

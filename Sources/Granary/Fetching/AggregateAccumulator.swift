@@ -70,6 +70,31 @@ struct AggregateAccumulator {
         }
     }
 
+    /// Takes one object's value still encoded: counts, and sums of integers and doubles, read it in
+    /// place; the rest decode it first.
+    mutating func add(encoded value: EncodedValue, _ operation: Operation) {
+        switch operation {
+        case .countObjects:
+            count += 1
+        case .countValues:
+            if !value.isNull { count += 1 }
+        case .sumIntegers, .averageIntegers:
+            guard let i = value.integer else { return }
+            integer &+= i
+            count += 1
+        case .sumDoubles, .averageDoubles:
+            if let d = value.double {
+                double += d
+                count += 1
+            } else if let i = value.integer {
+                double += Double(i)
+                count += 1
+            }
+        default:
+            add(value.value, operation)
+        }
+    }
+
     /// Counts `n` objects at once (a count of objects answered without a scan).
     mutating func addObjects(_ n: Int) {
         count += n

@@ -5,23 +5,28 @@ import GranaryStorage
 /// the results they make at the end (having predicate, distinct, sort and window applied).
 ///
 /// A row is read for the few values the query needs: straight from its encoded bytes when every key
-/// path is a field of the entity itself (the values before the last one needed are stepped over, not
-/// made), else from a decoded `Row` through `RowEvaluator`, which follows to-one relationships. Nothing
-/// per row is allocated but the grouped value (and, grouping by several key paths, their array).
+/// path is a field of the entity itself (`EncodedRow.read(columns:into:)`: the other values are stepped
+/// over, and counts and sums of numbers read theirs in place, so a row allocates nothing), else from a
+/// decoded `Row` through `RowEvaluator`, which follows to-one relationships.
 struct AggregateScan {
     let query: AggregateQuery
     /// Each distinct key path read from a row, by slot.
     private let inputs: [KeyPathExpr]
     /// Per slot, the column holding the value, or -1 for a key path through relationships.
     private let inputColumns: [Int]
-    /// Per column up to the last one read, the slot its value goes to, or -1.
-    private let columnSlots: [Int]
     private let groupSlots: [Int]
     /// Per aggregate, the slot of its value, or -1 for a count of objects.
     private let aggregateSlots: [Int]
     private let operations: [AggregateAccumulator.Operation]
-    /// The current row's values, by slot; reused from row to row.
+    /// A decoded row's values, by slot; reused from row to row.
     private var values: [Value]
+    /// The columns read from an encoded row, ascending, and the positions among them of the grouped
+    /// values and of each aggregate's value (-1 for a count of objects).
+    private let readColumns: [Int]
+    private let groupPositions: [Int]
+    private let aggregatePositions: [Int]
+    /// An encoded row's values, by position in `readColumns`; reused from row to row.
+    private var encoded: [EncodedValue]
     private var groups: GroupTable
     /// Group `g`'s accumulator of aggregate `k` is at `g * operations.count + k`.
     private var accumulators: [AggregateAccumulator] = []
@@ -39,10 +44,15 @@ struct AggregateScan {
         aggregateSlots = query.aggregates.map { $0.input.map(slot) ?? -1 }
         operations = query.aggregates.map(\.operation)
         self.inputs = inputs
-        inputColumns = inputs.map { path in path.count == 1 ? schema.field(path[0])?.column ?? -1 : -1 }
-        var columnSlots = [Int](repeating: -1, count: (inputColumns.max() ?? -1) + 1)
-        for (slot, column) in inputColumns.enumerated() where column >= 0 { columnSlots[column] = slot }
-        self.columnSlots = columnSlots
+        let inputColumns = inputs.map { path in path.count == 1 ? schema.field(path[0])?.column ?? -1 : -1 }
+        self.inputColumns = inputColumns
+        // Distinct key paths of the entity itself are distinct columns.
+        let readColumns = inputColumns.filter { $0 >= 0 }.sorted()
+        self.readColumns = readColumns
+        let position = inputColumns.map { readColumns.firstIndex(of: $0) ?? -1 }
+        groupPositions = groupSlots.map { position[$0] }
+        aggregatePositions = aggregateSlots.map { $0 >= 0 ? position[$0] : -1 }
+        encoded = Array(repeating: .absent, count: readColumns.count)
         values = [Value](repeating: .null, count: inputs.count)
         groups = GroupTable(width: groupSlots.count)
         if groupSlots.isEmpty { accumulators = Array(repeating: AggregateAccumulator(), count: operations.count) }
@@ -52,26 +62,19 @@ struct AggregateScan {
     /// encoded.
     var readsEncodedRows: Bool { !inputColumns.contains(-1) }
 
-    /// Takes an encoded row in (only when `readsEncodedRows`).
+    /// Takes an encoded row in (only when `readsEncodedRows`): its values are found in its bytes, and
+    /// a count or a sum of integers or doubles reads them there.
     /// - Throws: `StorageError.corruption` for a row that does not decode.
-    mutating func add(_ encoded: EncodedRow) throws {
-        if !columnSlots.isEmpty {
-            for i in values.indices { values[i] = .null }
-            var stored = try encoded.values()
-            var column = 0
-            while column < columnSlots.count {
-                let slot = columnSlots[column]
-                if slot >= 0 {
-                    // A row written before its table gained columns ends early: the rest are null.
-                    guard let value = try stored.next() else { break }
-                    values[slot] = value
-                } else if try !stored.skip() {
-                    break
-                }
-                column += 1
-            }
+    mutating func add(_ row: EncodedRow) throws {
+        try row.read(columns: readColumns, into: &encoded)
+        let base = (groupPositions.isEmpty ? 0 : groups.group(of: encoded, at: groupPositions)) * operations.count
+        if base == accumulators.count && !operations.isEmpty {
+            accumulators.append(contentsOf: repeatElement(AggregateAccumulator(), count: operations.count))
         }
-        accept()
+        for k in operations.indices {
+            let position = aggregatePositions[k]
+            accumulators[base + k].add(encoded: position >= 0 ? encoded[position] : .absent, operations[k])
+        }
     }
 
     /// Takes a decoded row in; `evaluator` reads the key paths through relationships.
@@ -104,7 +107,9 @@ struct AggregateScan {
         default: group = groups.group(of: groupSlots.map { values[$0] })
         }
         let base = group * operations.count
-        if base == accumulators.count { accumulators.append(contentsOf: repeatElement(AggregateAccumulator(), count: operations.count)) }
+        if base == accumulators.count && !operations.isEmpty {
+            accumulators.append(contentsOf: repeatElement(AggregateAccumulator(), count: operations.count))
+        }
         for k in operations.indices {
             let slot = aggregateSlots[k]
             accumulators[base + k].add(slot >= 0 ? values[slot] : .null, operations[k])
@@ -137,7 +142,9 @@ struct AggregateScan {
     /// - Throws: what `RowEvaluator` throws for the having predicate or the sort.
     func results(objectReference: @escaping (ManagedObjectID) -> RowReference?) throws -> [[Value]] {
         var rows = rows()
-        let evaluator = RowEvaluator(schema: query.resultSchema, objectReference: objectReference)
+        // Made only for a having predicate or a sort: its closures and regex cache are allocations a
+        // single total need not pay for.
+        lazy var evaluator = RowEvaluator(schema: query.resultSchema, objectReference: objectReference)
         if let having = query.having { rows = try rows.filter { try evaluator.matches(having, row: Row($0)) } }
         if query.distinct {
             var seen = Set<ArraySlice<Value>>()

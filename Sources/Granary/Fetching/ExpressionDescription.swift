@@ -17,7 +17,16 @@ public struct ExpressionDescription: Sendable, Hashable {
     /// The aggregate functions Core Data's stores evaluate: `NSExpression(forFunction:arguments:)` with
     /// `sum:`, `average:`, `min:`, `max:` and `count:`.
     public enum Function: String, Sendable, Hashable, CaseIterable {
-        case sum, average, min, max, count
+        /// The total (`sum:`).
+        case sum
+        /// The mean (`average:`).
+        case average
+        /// The least value (`min:`).
+        case min
+        /// The greatest value (`max:`).
+        case max
+        /// How many values, or objects (`count:`).
+        case count
     }
 
     /// What an expression description computes.
@@ -71,6 +80,7 @@ public struct ExpressionDescription: Sendable, Hashable {
 
     /// The key under which dictionary results hold the expression's value.
     public var name: String
+    /// What is computed: an aggregate of a key path, or a key path's value.
     public var expression: Expression
     /// The type of the value, as Core Data's `expressionResultType`: numbers are converted to it (an
     /// integer type truncates toward zero and clamps to its range), so an average asked for as

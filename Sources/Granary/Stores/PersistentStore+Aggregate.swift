@@ -111,9 +111,11 @@ extension PersistentStore {
                 statistics.indexScans += 1
                 statistics.lastFetchPlan = FetchPlan(access: access, residual: nil, sortedByAccess: true, limitPushedDown: true,
                                                      entityName: fetch.entity.name, sort: [], limit: 1, offset: 0)
+                var value = [EncodedValue.absent]
                 try snapshot.query(query) { encoded in
                     statistics.rowsExamined += 1
-                    scan.add(try encoded.decode()[column], toAggregate: k)
+                    try encoded.read(columns: [column], into: &value)
+                    scan.add(value[0].value, toAggregate: k)
                 }
             }
         }

@@ -63,7 +63,7 @@ public struct EncodedRow {
     }
 
     /// Runs a read of the row's bytes, naming the table and key in a corruption it reports.
-    private func located<T>(_ read: () throws -> T) throws -> T {
+    func located<T>(_ read: () throws -> T) throws -> T {
         do { return try read() } catch StorageError.corruption(_, let offset, let reason) {
             throw StorageError.corruption(file: "table '\(table)' row \(key)", offset: offset, reason: reason)
         }

@@ -1,0 +1,144 @@
+/// One value of a stored row still in its encoded bytes (its tag, then its payload), as
+/// `EncodedRow.read(columns:into:)` finds it: for a scan that sums, compares or groups the values of
+/// many rows and would rather not make a `Value` (and, for a string, a `String`) of each.
+///
+/// Equal values have equal encodings (the row encoding has one form per value), so grouping by the
+/// bytes groups by the values. Valid only while the row it was read from is: inside the closure a scan
+/// hands the row to.
+public struct EncodedValue {
+    /// The tag and payload; empty for a column the row does not hold, which reads as null.
+    let bytes: UnsafeRawBufferPointer
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The value of a column past the end of a row (written before its table gained the column).
+    public static var absent: EncodedValue { EncodedValue(bytes: UnsafeRawBufferPointer(start: nil, count: 0)) }
+
+    private var tag: UInt8 { bytes.isEmpty ? RowCodec.Tag.null.rawValue : bytes[0] }
+
+    /// Whether the value is null (or absent).
+    public var isNull: Bool { tag == RowCodec.Tag.null.rawValue }
+
+    /// The integer, when the value is one; read without decoding anything else.
+    public var integer: Int64? {
+        guard tag == RowCodec.Tag.int.rawValue else { return nil }
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[1...]), context: "value")
+        // The extent was checked when the row was read.
+        return try? reader.readSignedVarint()
+    }
+
+    /// The double, when the value is one.
+    public var double: Double? {
+        guard tag == RowCodec.Tag.double.rawValue, bytes.count == 9 else { return nil }
+        return Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    }
+
+    /// The value, decoded.
+    public var value: Value {
+        guard !bytes.isEmpty else { return .null }
+        var reader = ByteReader(bytes, context: "value")
+        // `read(columns:into:)` found the value's extent with the checks decoding makes, so this cannot
+        // fail; null stands in should it ever.
+        return (try? RowCodec.decodeValue(from: &reader)) ?? .null
+    }
+
+    /// The one value with two encodings: a double -0.0, equal to 0.0, which is what hashing and
+    /// comparing bytes take it as.
+    private var isNegativeZero: Bool {
+        tag == RowCodec.Tag.double.rawValue && bytes.count == 9
+            && bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self) == (-0.0 as Double).bitPattern.littleEndian
+    }
+
+    /// The encoding of 0.0, for -0.0.
+    private static let zero: [UInt8] = {
+        var writer = ByteWriter(capacity: 9)
+        RowCodec.encode(.double(0), into: &writer)
+        return writer.bytes
+    }()
+
+    /// A hash of the encoding, mixed into `seed`: cheap (eight bytes a step), the same in every process,
+    /// and not hardened against chosen inputs, so for the short-lived tables of one scan (groups).
+    public func hashed(into seed: UInt64) -> UInt64 {
+        guard !bytes.isEmpty else { return Self.mix(seed ^ UInt64(RowCodec.Tag.null.rawValue) ^ 0x100) }
+        if isNegativeZero { return Self.zero.withUnsafeBytes { EncodedValue(bytes: $0).hashed(into: seed) } }
+        var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+        var i = 0
+        while i + 8 <= bytes.count {
+            h = Self.mix(h ^ UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < bytes.count {
+            tail |= UInt64(bytes[i]) << shift
+            shift += 8
+            i += 1
+        }
+        return Self.mix(h ^ tail ^ 0x100)
+    }
+
+    private static func mix(_ x: UInt64) -> UInt64 {
+        var z = x &* 0xBF58_476D_1CE4_E5B9
+        z ^= z >> 31
+        z = z &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 29)
+    }
+
+    /// Appends the encoding (a null's for an absent value) to `buffer`, to keep a copy that outlives the
+    /// row.
+    public func append(to buffer: inout [UInt8]) {
+        if bytes.isEmpty {
+            buffer.append(RowCodec.Tag.null.rawValue)
+        } else if isNegativeZero {
+            buffer.append(contentsOf: Self.zero)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    /// How many bytes `append(to:)` appends.
+    public var encodedCount: Int { bytes.isEmpty ? 1 : bytes.count }
+
+    /// Whether `buffer` holds this value's encoding at `offset` (as `append(to:)` would have put it).
+    public func isEncoded(in buffer: [UInt8], at offset: Int) -> Bool {
+        guard !bytes.isEmpty else { return offset < buffer.count && buffer[offset] == RowCodec.Tag.null.rawValue }
+        guard offset + bytes.count <= buffer.count else { return false }
+        if isNegativeZero { return buffer[offset..<offset + bytes.count].elementsEqual(Self.zero) }
+        return buffer.withUnsafeBytes { stored in
+            UnsafeRawBufferPointer(rebasing: stored[offset..<offset + bytes.count]).elementsEqual(bytes)
+        }
+    }
+}
+
+extension EncodedRow {
+    /// Finds the values of some columns, stepping over the others without decoding them (a string
+    /// passed is never made): `values[i]` gets column `columns[i]`'s, `.absent` when the row ends
+    /// before it. `columns` must be ascending; `values` must hold as many elements.
+    ///
+    /// What an aggregate's scan reads each row with: one call per row, no value made.
+    /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row (up
+    ///   to the last column read).
+    public func read(columns: [Int], into values: inout [EncodedValue]) throws {
+        try located {
+            var reader = ByteReader(bytes, context: "row")
+            let count = try reader.readVarint()
+            // Every value takes at least one byte, which bounds a damaged count.
+            guard count <= UInt64(reader.remaining) else { throw reader.corruption("column count \(count) exceeds row size") }
+            var column = 0
+            for (i, wanted) in columns.enumerated() {
+                guard wanted < Int(count) else {
+                    for j in i..<columns.count { values[j] = .absent }
+                    return
+                }
+                while column < wanted {
+                    try RowCodec.skipValue(from: &reader)
+                    column += 1
+                }
+                let start = reader.offset
+                try RowCodec.skipValue(from: &reader)
+                values[i] = EncodedValue(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<reader.offset]))
+                column += 1
+            }
+        }
+    }
+}
