@@ -137,6 +137,55 @@ import Testing
         }
     }
 
+    /// Damaged rows read by chosen columns: every truncation is corruption naming the row, and after any
+    /// damage the values found are those reading the row value by value finds, or both refuse it.
+    @Test func chosenColumnsOfDamagedRowsReadAsValueByValueDoes() throws {
+        let row: Row = [.int(3), .int(1), .string("a longer string"), .references([RowReference(table: TableID(rawValue: 2), key: 9)]),
+                        .reference(RowReference(table: TableID(rawValue: 1), key: 5)), .double(1.5), .uuid(UUID()), .int(-70_000)]
+        let bytes = RowCodec.encode(row)
+        let columns = Array(row.indices)
+        for cut in 0..<bytes.count {
+            Array(bytes[0..<cut]).withUnsafeBytes { raw in
+                var values = [EncodedValue](repeating: .absent, count: columns.count)
+                #expect {
+                    try EncodedRow(bytes: raw, table: "T", key: 8).read(columns: columns, into: &values)
+                } throws: { error in
+                    guard case StorageError.corruption(let file, _, _) = error else { return false }
+                    return file == "table 'T' row 8"
+                }
+            }
+        }
+        var state: UInt64 = 0x5EED
+        for _ in 0..<3_000 {
+            var damaged = bytes
+            for _ in 0..<1 + Int(state % 3) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                damaged[Int(state >> 33) % damaged.count] = UInt8(truncatingIfNeeded: state >> 17)
+            }
+            damaged.withUnsafeBytes { raw in
+                let encoded = EncodedRow(bytes: raw, table: "T", key: 8)
+                var values = [EncodedValue](repeating: .absent, count: columns.count)
+                let read = Result { try encoded.read(columns: columns, into: &values) }
+                var oneByOne: [Value] = []
+                let walked = Result {
+                    var iterator = try encoded.values()
+                    // Only the values read: neither checks what follows the last one.
+                    while oneByOne.count < min(columns.count, iterator.count), let value = try iterator.next() { oneByOne.append(value) }
+                }
+                switch (read, walked) {
+                case (.success, .success):
+                    let found = values.map(\.value)
+                    #expect(Array(found.prefix(oneByOne.count)) == oneByOne)
+                    #expect(found.dropFirst(oneByOne.count).allSatisfy { $0 == .null })
+                case (.failure, .failure):
+                    break
+                default:
+                    Issue.record("read(columns:) \(read), value by value \(walked) for \(damaged)")
+                }
+            }
+        }
+    }
+
     @Test func missingTrailingColumnsReadAsNull() {
         let row: Row = [.int(1)]
         #expect(row[5] == .null)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One value of a stored row still in its encoded bytes (its tag, then its payload), as
 /// `EncodedRow.read(columns:into:)` finds it: for a scan that sums, compares or groups the values of
 /// many rows and would rather not make a `Value` (and, for a string, a `String`) of each.
@@ -21,10 +23,11 @@ public struct EncodedValue {
 
     /// The integer, when the value is one; read without decoding anything else.
     public var integer: Int64? {
-        guard tag == RowCodec.Tag.int.rawValue else { return nil }
-        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[1...]), context: "value")
-        // The extent was checked when the row was read.
-        return try? reader.readSignedVarint()
+        guard tag == RowCodec.Tag.int.rawValue, let base = bytes.baseAddress else { return nil }
+        // The extent was checked when the row was read: the varint ends within it.
+        var i = 1
+        guard let u = EncodedRow.varint(base, &i, bytes.count) else { return nil }
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
     /// The double, when the value is one.
@@ -104,9 +107,7 @@ public struct EncodedValue {
         guard !bytes.isEmpty else { return offset < buffer.count && buffer[offset] == RowCodec.Tag.null.rawValue }
         guard offset + bytes.count <= buffer.count else { return false }
         if isNegativeZero { return buffer[offset..<offset + bytes.count].elementsEqual(Self.zero) }
-        return buffer.withUnsafeBytes { stored in
-            UnsafeRawBufferPointer(rebasing: stored[offset..<offset + bytes.count]).elementsEqual(bytes)
-        }
+        return buffer.withUnsafeBytes { stored in memcmp(stored.baseAddress! + offset, bytes.baseAddress!, bytes.count) == 0 }
     }
 }
 
@@ -119,6 +120,9 @@ extension EncodedRow {
     /// - Throws: `StorageError.corruption` naming the table and key if the bytes are not a valid row (up
     ///   to the last column read).
     public func read(columns: [Int], into values: inout [EncodedValue]) throws {
+        if Self.quickRead(bytes, columns, &values) { return }
+        // Damaged bytes (or a row the quick read does not follow): read again with every check, which
+        // says what is wrong and where.
         try located {
             var reader = ByteReader(bytes, context: "row")
             let count = try reader.readVarint()
@@ -140,5 +144,90 @@ extension EncodedRow {
                 column += 1
             }
         }
+    }
+
+    /// `read(columns:into:)` on a pointer, bounds checked once per step rather than through `ByteReader`
+    /// per byte: the scan of every row of a table spent most of its time in those checks. False, with
+    /// `values` unfinished, for anything it does not expect (a length past the end, an unknown tag), for
+    /// the checked read to report.
+    private static func quickRead(_ bytes: UnsafeRawBufferPointer, _ columns: [Int], _ values: inout [EncodedValue]) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let end = bytes.count
+        var i = 0
+        guard let count = varint(base, &i, end), count <= UInt64(end - i) else { return false }
+        var column = 0
+        for (k, wanted) in columns.enumerated() {
+            guard wanted < Int(count) else {
+                for j in k..<columns.count { values[j] = .absent }
+                return true
+            }
+            while column < wanted {
+                guard skip(base, &i, end) else { return false }
+                column += 1
+            }
+            let start = i
+            guard skip(base, &i, end) else { return false }
+            values[k] = EncodedValue(bytes: UnsafeRawBufferPointer(start: base + start, count: i - start))
+            column += 1
+        }
+        return true
+    }
+
+    /// A varint at `i`, moving `i` past it; nil when it runs past `end` or past 64 bits.
+    @inline(__always)
+    static func varint(_ base: UnsafeRawPointer, _ i: inout Int, _ end: Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < end {
+            let b = base.load(fromByteOffset: i, as: UInt8.self)
+            i += 1
+            if shift == 63 && b > 1 { return nil }
+            result |= UInt64(b & 0x7f) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { return nil }
+        }
+        return nil
+    }
+
+    /// Moves `i` past a reference's table and key; false when they do not fit or the table is out of
+    /// range (which decoding refuses).
+    @inline(__always)
+    private static func reference(_ base: UnsafeRawPointer, _ i: inout Int, _ end: Int) -> Bool {
+        guard let table = varint(base, &i, end), table <= UInt64(UInt32.max) else { return false }
+        return varint(base, &i, end) != nil
+    }
+
+    /// Moves `i` past the value at it (as `RowCodec.skipValue` does); false when it does not fit.
+    @inline(__always)
+    private static func skip(_ base: UnsafeRawPointer, _ i: inout Int, _ end: Int) -> Bool {
+        guard i < end else { return false }
+        let tag = base.load(fromByteOffset: i, as: UInt8.self)
+        i += 1
+        var payload: Int
+        switch tag {
+        case RowCodec.Tag.null.rawValue, RowCodec.Tag.boolFalse.rawValue, RowCodec.Tag.boolTrue.rawValue:
+            return true
+        case RowCodec.Tag.int.rawValue:
+            return varint(base, &i, end) != nil
+        case RowCodec.Tag.double.rawValue, RowCodec.Tag.date.rawValue:
+            payload = 8
+        case RowCodec.Tag.string.rawValue, RowCodec.Tag.bytes.rawValue:
+            guard let n = varint(base, &i, end), n <= UInt64(end - i) else { return false }
+            payload = Int(n)
+        case RowCodec.Tag.uuid.rawValue:
+            payload = 16
+        case RowCodec.Tag.reference.rawValue:
+            return reference(base, &i, end)
+        case RowCodec.Tag.references.rawValue:
+            guard let n = varint(base, &i, end), n <= UInt64(end - i) else { return false }
+            for _ in 0..<n where !reference(base, &i, end) { return false }
+            return true
+        default:
+            return false
+        }
+        guard payload <= end - i else { return false }
+        i += payload
+        return true
     }
 }
