@@ -52,6 +52,14 @@ extension PersistentStore {
             try scan.add(row, evaluator: evaluator)
         }
         switch plan.access {
+        case .fullScan where streams:
+            // Every row of the table into the scan, nothing checked on the way: the common total.
+            statistics.fullScans += 1
+            try snapshot.forEachEncodedRow(in: tableName) { encoded in
+                try scan.add(encoded)
+                return true
+            }
+            examined = try snapshot.count(in: tableName)
         case .fullScan:
             statistics.fullScans += 1
             try snapshot.forEachEncodedRow(in: tableName) { encoded in

@@ -151,8 +151,12 @@ extension EncodedRow {
     /// `values` unfinished, for anything it does not expect (a length past the end, an unknown tag), for
     /// the checked read to report.
     private static func quickRead(_ bytes: UnsafeRawBufferPointer, _ columns: [Int], _ values: inout [EncodedValue]) -> Bool {
-        guard let base = bytes.baseAddress else { return false }
-        let end = bytes.count
+        guard let base = bytes.baseAddress, values.count >= columns.count else { return false }
+        // Written through a buffer: the array's uniqueness check once, not per value.
+        return values.withUnsafeMutableBufferPointer { values in quickRead(base, bytes.count, columns, values) }
+    }
+
+    private static func quickRead(_ base: UnsafeRawPointer, _ end: Int, _ columns: [Int], _ values: UnsafeMutableBufferPointer<EncodedValue>) -> Bool {
         var i = 0
         guard let count = varint(base, &i, end), count <= UInt64(end - i) else { return false }
         var column = 0
