@@ -155,7 +155,10 @@ struct AggregateQuery {
             }
             return SortKey(keyPath: [name], ascending: key.ascending, comparison: key.comparison)
         }
-        distinct = request.returnsDistinctResults
+        // Groups differ in their grouped values: when all of them are fetched, the dictionaries are
+        // distinct already.
+        let fetchedGroups = Set(columns.prefix(fetchedCount).map(\.source))
+        distinct = request.returnsDistinctResults && !groupings.indices.allSatisfy { fetchedGroups.contains(.group($0)) }
         offset = request.fetchOffset
         limit = request.fetchLimit > 0 ? request.fetchLimit : nil
     }
@@ -173,7 +176,8 @@ struct AggregateQuery {
         }
         fetchedCount = columns.count
         self.sort = sort
-        distinct = true
+        // One group per distinct combination of the fetched values: distinct by construction.
+        distinct = false
         self.offset = offset
         self.limit = limit
     }
