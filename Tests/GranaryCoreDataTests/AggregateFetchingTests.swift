@@ -76,6 +76,18 @@ import Testing
         }
     }
 
+    // Core Data reads an NSExpression argument of a format string as the expression it is: a key path
+    // (or, in a having predicate, a result key named as a variable).
+    @Test func anExpressionArgumentStandsForItsKeyPath() throws {
+        let (_, context) = try loadedContext()
+        try context.performAndWait {
+            let request = Quake.fetchRequest()
+            request.predicate = NSPredicate(format: "%@ >= 6", NSExpression(forKeyPath: "magnitude"))
+            let strongest = try context.fetch(request)
+            #expect(strongest.count == 3)
+        }
+    }
+
     @Test func distinctValuesOfOneAttribute() throws {
         let (_, context) = try loadedContext()
         try context.performAndWait {
