@@ -50,8 +50,19 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     public var fetchBatchSize = 0
     /// What `fetch` returns.
     public var resultType: NSFetchRequestResultType = .managedObjectResultType
-    /// The properties of dictionary results: names (`String`) or property descriptions.
+    /// The properties of dictionary results: names (`String`), property descriptions, or
+    /// `NSExpressionDescription`s (aggregates such as `sum:`, key paths, the evaluated object's ID).
     public var propertiesToFetch: [Any]?
+    /// For dictionary results: what splits the objects into groups, one dictionary each (names,
+    /// property descriptions or key-path `NSExpressionDescription`s); every fetched property must then
+    /// be grouped by or be an aggregate.
+    public var propertiesToGroupBy: [Any]?
+    /// For grouped dictionary results: which groups are returned, as a predicate over the keys of the
+    /// results (`NSPredicate(format: "$count > 1")` or `"count > 1"`, where `count` names an
+    /// expression description).
+    public var havingPredicate: NSPredicate?
+    /// For dictionary results: whether equal dictionaries are returned once.
+    public var returnsDistinctResults = false
     /// Relationships whose destinations are filled along with the results.
     public var relationshipKeyPathsForPrefetching: [String]?
     /// Whether unsaved changes of the context count.
@@ -91,6 +102,9 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         fetchBatchSize = other.fetchBatchSize
         resultType = other.resultType
         propertiesToFetch = other.propertiesToFetch
+        propertiesToGroupBy = other.propertiesToGroupBy
+        havingPredicate = other.havingPredicate
+        returnsDistinctResults = other.returnsDistinctResults
         relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
         includesPendingChanges = other.includesPendingChanges
         includesSubentities = other.includesSubentities
@@ -109,8 +123,10 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
 
     /// This request in Granary's form, for objects of class `type`; `model` finds the entity when
     /// `entityName` is nil.
-    /// - Throws: `PredicateParseError` for a predicate whose format string did not parse;
-    ///   `ContextError.invalidRequest` for a sort descriptor made from a key path Swift cannot name.
+    /// - Throws: `PredicateParseError` for a predicate (or having predicate) whose format string did not
+    ///   parse; `ContextError.invalidRequest` for a sort descriptor made from a key path Swift cannot
+    ///   name or the evaluated object fetched under a name other than `objectID`;
+    ///   `ContextError.invalidAggregate` for an expression description Granary does not compute.
     public func granaryRequest<Object: ManagedObject>(of type: Object.Type = Object.self,
                                                       model: ManagedObjectModel? = nil) throws -> FetchRequest<Object> {
         let name = resolvedEntityName(in: model)
@@ -122,19 +138,32 @@ public final class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         request.fetchBatchSize = fetchBatchSize
         request.includesPendingChanges = includesPendingChanges
         request.includesSubentities = includesSubentities
-        request.propertiesToFetch = (propertiesToFetch ?? []).compactMap { property in
-            switch property {
-            case let name as String: return name
-            case let attribute as AttributeDescription: return attribute.name
-            case let relationship as RelationshipDescription: return relationship.name
-            case let description as PropertyDescription: return description.name
-            default: return nil
-            }
+        request.propertiesToFetch = try (propertiesToFetch ?? []).compactMap { property throws -> FetchProperty? in
+            if let expression = property as? NSExpressionDescription { return try expression.fetchProperty(entity: name) }
+            return Self.propertyName(property).map(FetchProperty.property)
         }
+        request.propertiesToGroupBy = (propertiesToGroupBy ?? []).compactMap { property in
+            if let expression = property as? NSExpressionDescription { return expression.expression?.predicateKeyPath }
+            return Self.propertyName(property)
+        }
+        request.havingPredicate = try havingPredicate?.havingNode()
+        request.returnsDistinctResults = returnsDistinctResults
         request.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching ?? []
         request.returnsObjectsAsFaults = returnsObjectsAsFaults
         request.includesPropertyValues = includesPropertyValues
         request.shouldRefreshRefetchedObjects = shouldRefreshRefetchedObjects
         return request
+    }
+
+    /// The name a `propertiesToFetch` or `propertiesToGroupBy` entry gives: a string, or a property
+    /// description's name; nil for anything else.
+    private static func propertyName(_ property: Any) -> String? {
+        switch property {
+        case let name as String: return name
+        case let attribute as AttributeDescription: return attribute.name
+        case let relationship as RelationshipDescription: return relationship.name
+        case let description as PropertyDescription: return description.name
+        default: return nil
+        }
     }
 }

@@ -87,6 +87,15 @@ open class NSPredicate: CustomStringConvertible {
     /// - Throws: `PredicateParseError` naming where the format string went wrong.
     public func predicateNode() throws(PredicateParseError) -> PredicateNode { try parsed.get() }
 
+    /// The predicate read as a fetch's having predicate, over the keys of its results: a format string
+    /// is parsed again with `PredicateParser.parseHaving`, so that `$name` (and `%@` with
+    /// `NSExpression(forVariable:)`) names a key rather than a variable with no value.
+    /// - Throws: `PredicateParseError` naming where the format string went wrong.
+    func havingNode() throws -> PredicateNode {
+        guard let template else { return try parsed.get() }
+        return try PredicateParser.parseHaving(template.format, arguments: template.arguments)
+    }
+
     /// The predicate in Core Data's format syntax (the parse error's description for a bad one).
     public var predicateFormat: String {
         switch parsed {

@@ -91,13 +91,38 @@ import Testing
 
             var titles = FetchRequest<Book>(sortBy: [SortDescriptor(\.year)])
             titles.filter = (FetchKey("author") == lem).node
-            titles.propertiesToFetch = ["title", "author", FetchRequest<Book>.objectIDKey]
+            titles.propertiesToFetch = ["title", "author", .objectID]
             let rows = try context.fetchDictionaries(titles)  // [["title": "Solaris", "author": <ID>, "objectID": <ID>], …]
             // end-snippet
             #expect(try context.fetch(byLem).map(\.title) == ["Solaris", "The Cyberiad", "Fiasco"])
             #expect(try context.fetch(typedByLem).count == 3)
             #expect(rows.map { $0["title"] as? String } == ["Solaris", "The Cyberiad", "Fiasco"])
             #expect(rows.allSatisfy { $0["author"] as? ManagedObjectID == lem.objectID && $0["objectID"] is ManagedObjectID })
+        }
+    }
+
+    @Test func aggregatesAndGroups() throws {
+        let url = scratchStore()
+        defer { removeScratch(url) }
+        let coordinator = try libraryCoordinator(at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let lem = try #require(try context.fetch(FetchRequest<Author>()).first)
+            // snippet: fetching-aggregates
+            let total = try context.aggregate(.count(), for: FetchRequest<Book>(), as: Int.self)   // 3
+
+            var perAuthor = FetchRequest<Book>()
+            perAuthor.propertiesToFetch = ["author", .expression(ExpressionDescription(name: "books", expression: .count())),
+                                           .expression(ExpressionDescription(name: "latest", expression: .max("year")))]
+            perAuthor.propertiesToGroupBy = ["author"]
+            perAuthor.havingPredicate = try PredicateParser.parseHaving("$books > 1")     // Core Data's spelling; `books > 1` too
+            perAuthor.sortKeys = [SortKey("latest", ascending: false)]
+            let rows = try context.fetchDictionaries(perAuthor)  // [["author": <ID>, "books": 3, "latest": 1986]]
+            // end-snippet
+            #expect(total == 3)
+            #expect(rows.count == 1)
+            #expect(rows.first?["author"] as? ManagedObjectID == lem.objectID)
+            #expect(rows.first?["books"] as? Int64 == 3 && rows.first?["latest"] as? Int32 == 1986)
         }
     }
 

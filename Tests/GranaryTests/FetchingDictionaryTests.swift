@@ -41,7 +41,7 @@ import Testing
         try context.performAndWait {
             let (_, ada) = try Self.populate(context)
             var request = FetchRequest<Employee>(sortBy: [SortDescriptor(\.name)])
-            request.propertiesToFetch = ["name", "hired", FetchRequest<Employee>.objectIDKey]
+            request.propertiesToFetch = ["name", "hired", .objectID]
             let rows = try context.fetchDictionaries(request)
             #expect(rows[0]["hired"] as? Date == Date(timeIntervalSinceReferenceDate: 100))
             #expect(rows[1]["hired"] == nil && !rows[1].keys.contains("hired"))

@@ -258,6 +258,12 @@ do {
         let table = ConnectTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
         rendered.append(table.render(markdown: options.isMarkdown))
     }
+    if options.tables.contains(.aggregate) {
+        let result = try AggregateBench(options: options, scratch: scratch, progress: report).run()
+        let heading = options.isMarkdown ? "### Aggregates: sums, groups and distinct values in the store" : "Aggregates: sums, groups and distinct values in the store"
+        let table = AggregateTable.render(heading: rendered.isEmpty ? "\(machine.summary)\n\n\(heading)" : heading, result: result, options: options)
+        rendered.append(table.render(markdown: options.isMarkdown))
+    }
     if options.tables.contains(.scale) {
         let runner = ScaleSuiteRunner(options: options, scratch: scratch, progress: report)
         // --granary-only: profiling runs, Granary's column alone (the table shows n/a for the peer).

@@ -147,3 +147,15 @@ extension QuickRunTests {
         #expect(output.contains("| A2. the same: resident memory growth during the merge |"))
     }
 }
+
+/// The aggregate table's quick run: every row, and both systems agreeing (the bench stops otherwise).
+extension QuickRunTests {
+    @Test func theAggregateTableRunsAndPrintsItsRows() throws {
+        let (status, output) = try Self.run(["--quick", "--only", "aggregate", "--markdown"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("### Aggregates"))
+        let lines = output.split(separator: "\n")
+        #expect((1...5).allSatisfy { n in lines.contains { $0.hasPrefix("| G\(n). ") } })
+        #expect(!lines.contains { $0.hasPrefix("| 1. ") || $0.hasPrefix("| O1. ") })
+    }
+}

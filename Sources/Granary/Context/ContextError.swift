@@ -32,6 +32,21 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     indirect case invalidBatchObject(index: Int, error: ContextError)
     /// A request (fetched-results controller, batch request) cannot run as given.
     case invalidRequest(entity: String, reason: String)
+    /// An `ExpressionDescription` of a dictionary fetch cannot be computed: `name` is the description's,
+    /// `keyPath` what it reads, `reason` why (a sum or average of something that is not a number, a
+    /// minimum of something without an order, a result type its value cannot take).
+    case invalidAggregate(entity: String, name: String, keyPath: String, reason: String)
+    /// A key path of `propertiesToGroupBy` cannot group objects: it ends at a to-many relationship (an
+    /// object would be in as many groups as it has members) or at a transient attribute, or passes
+    /// through something that is not a to-one relationship.
+    case invalidGrouping(entity: String, keyPath: String, reason: String)
+    /// A property fetched in a grouped or aggregate dictionary fetch is neither grouped by nor an
+    /// aggregate, so a group has no one value for it (SQL's "must appear in the GROUP BY clause"; Core
+    /// Data raises the same).
+    case ungroupedProperty(entity: String, property: String, groupedBy: [String])
+    /// The `havingPredicate` or a sort key (`clause` says which) of a grouped or aggregate dictionary
+    /// fetch names `key`, which the results do not hold; `resultKeys` are those they do.
+    case unknownResultKey(entity: String, key: String, clause: String, resultKeys: [String])
     /// The context has no store: no coordinator, no parent, or its store was removed.
     case noPersistentStore(String)
     case storeNotFound(URL)
@@ -88,6 +103,16 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .noSuchObject(let id): return "no object with ID \(id) exists in the store"
         case .fetchCancelled(let entity): return "the asynchronous fetch of \(entity) was cancelled before it finished"
         case .invalidRequest(let entity, let reason): return "invalid request for entity '\(entity)': \(reason)"
+        case .invalidAggregate(let entity, let name, let keyPath, let reason):
+            return "expression '\(name)' of a fetch of \(entity) cannot be computed from '\(keyPath)': \(reason)"
+        case .invalidGrouping(let entity, let keyPath, let reason):
+            return "a fetch of \(entity) cannot group by '\(keyPath)': \(reason)"
+        case .ungroupedProperty(let entity, let property, let groupedBy):
+            let grouped = groupedBy.isEmpty ? "nothing is grouped by" : "it is grouped by " + groupedBy.map { "'\($0)'" }.joined(separator: ", ")
+            return "a grouped or aggregate fetch of \(entity) fetches '\(property)', which is neither grouped by nor an aggregate (\(grouped))"
+        case .unknownResultKey(let entity, let key, let clause, let resultKeys):
+            return "\(clause) of a fetch of \(entity) names '\(key)', which is not a key of the results ("
+                + (resultKeys.isEmpty ? "they have none" : "they have " + resultKeys.map { "'\($0)'" }.joined(separator: ", ")) + ")"
         case .noPersistentStore(let reason): return "no persistent store: \(reason)"
         case .storeNotFound(let url): return "no persistent store at \(url.path) is attached to this coordinator"
         case .storeDoesNotExist(let url): return "no store exists at \(url.path)"

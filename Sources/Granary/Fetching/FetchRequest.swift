@@ -33,9 +33,20 @@ public struct FetchRequest<Result: ManagedObject> {
     public var includesSubentities = true
     /// For dictionary results (`ManagedObjectContext.fetchDictionaries(_:)`): the keys each dictionary
     /// may hold, as Core Data's `propertiesToFetch` — attribute names, to-one relationship names (whose
-    /// values come back as object IDs), and `FetchRequest.objectIDKey` for the object's ID. Empty: every
-    /// stored attribute.
-    public var propertiesToFetch: [String] = []
+    /// values come back as object IDs), `FetchProperty.objectID` for the object's ID, and
+    /// `ExpressionDescription`s (aggregates such as a sum, or a key path under another name). String
+    /// literals are property names. Empty: every stored attribute (or, when grouping, the grouped keys).
+    public var propertiesToFetch: [FetchProperty] = []
+    /// For dictionary results: the key paths (attributes and to-one relationships, through to-one
+    /// relationships) whose values split the matching objects into groups, as Core Data's
+    /// `propertiesToGroupBy` (SQL's `GROUP BY`): one dictionary per group, its aggregates computed over
+    /// the group's objects. Every property fetched must then be grouped by or be an aggregate.
+    public var propertiesToGroupBy: [String] = []
+    /// For grouped or aggregate dictionary results: which dictionaries are kept, as Core Data's
+    /// `havingPredicate` (SQL's `HAVING`). Its key paths name keys of the results (a fetched
+    /// expression's name, a grouped key path), not properties of the objects; parse it with
+    /// `PredicateParser.parseHaving(_:arguments:)` to also accept Core Data's `$name` form.
+    public var havingPredicate: PredicateNode?
     /// For dictionary results: equal dictionaries are returned once, as Core Data's
     /// `returnsDistinctResults` (the first of each in the requested order is kept; the window applies
     /// after).
@@ -68,8 +79,9 @@ public struct FetchRequest<Result: ManagedObject> {
     /// until refreshed).
     public var shouldRefreshRefetchedObjects = false
 
-    /// The `propertiesToFetch` key under which a dictionary result holds the object's ID: what Core
-    /// Data asks for with an `NSExpressionDescription` named "objectID" whose expression is
+    /// The key under which a dictionary result holds the object's ID, asked for with
+    /// `FetchProperty.objectID` in `propertiesToFetch`: what Core Data asks for with an
+    /// `NSExpressionDescription` named "objectID" whose expression is
     /// `NSExpression.expressionForEvaluatedObject()`.
     public static var objectIDKey: String { "objectID" }
 

@@ -71,20 +71,24 @@ public enum FieldKind: Sendable, Hashable {
     /// The kind a stored property's column holds, as the model's store mapping writes it.
     init(_ property: PropertyDescription) {
         switch property {
-        case .attribute(let a):
-            switch a.type {
-            case .integer16, .integer32, .integer64: self = .integer
-            case .double, .float: self = .double
-            case .decimal: self = .decimal
-            case .boolean: self = .bool
-            case .string: self = .string
-            case .date: self = .date
-            case .uuid: self = .uuid
-            case .uri: self = .uri
-            case .binaryData, .transformable, .undefined: self = .binary
-            }
+        case .attribute(let a): self.init(a.type)
         case .relationship(let r):
             self = r.isToMany ? .toMany(destination: r.destinationEntityName) : .toOne(destination: r.destinationEntityName)
+        }
+    }
+
+    /// The kind an attribute of this type's column holds.
+    init(_ type: AttributeType) {
+        switch type {
+        case .integer16, .integer32, .integer64: self = .integer
+        case .double, .float: self = .double
+        case .decimal: self = .decimal
+        case .boolean: self = .bool
+        case .string: self = .string
+        case .date: self = .date
+        case .uuid: self = .uuid
+        case .uri: self = .uri
+        case .binaryData, .transformable, .undefined: self = .binary
         }
     }
 

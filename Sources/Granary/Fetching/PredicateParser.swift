@@ -36,6 +36,21 @@ public enum PredicateParser {
         return node
     }
 
+    /// Parses a predicate over the results of a grouped or aggregate fetch (`FetchRequest.havingPredicate`),
+    /// whose key paths name keys of the results: an expression's name, a grouped key path. Core Data
+    /// writes an expression's name as a variable (`$total > 100`, or `%@ > 100` with
+    /// `NSExpression(forVariable: "total")`); here `$total` reads as the key `total`, as `total` does.
+    ///
+    /// - Throws: what `parse(_:arguments:variables:)` throws, but never `.variable`.
+    public static func parseHaving(_ format: String, arguments: [Any?] = []) throws -> PredicateNode {
+        var lexer = Lexer(format)
+        var parser = Parser(tokens: try lexer.tokens(), arguments: arguments)
+        parser.variables = .resultKeys
+        let node = try parser.predicate().node
+        try parser.expectEnd()
+        return node
+    }
+
     /// Checks that a format string parses when the named variables are given values, without knowing
     /// the values: for a model's fetched-property predicates, whose `$FETCH_SOURCE` is known only when
     /// the property is read. Comparisons with a variable are read and dropped.
@@ -254,6 +269,8 @@ private struct Parser {
     enum Variables {
         case values([String: Any])
         case unknownValues(Set<String>)
+        /// A variable names a key of a grouped fetch's results (`PredicateParser.parseHaving`).
+        case resultKeys
     }
 
     let tokens: [Token]
@@ -604,6 +621,15 @@ private struct Parser {
                 return .constant(.double(d))
             default:
                 guard let any = arg else { return .constant(.null) }
+                if let expression = any as? any PredicateExpressionArgument {
+                    if let path = expression.predicateKeyPath, !path.isEmpty {
+                        return try keyPathTail(path.split(separator: ".").map(String.init), start: t)
+                    }
+                    if let name = expression.predicateVariable {
+                        if case .resultKeys = variables { return try keyPathTail([name], start: t) }
+                        return try substitution(name, start: t)
+                    }
+                }
                 if let v = PredicateValues.value(of: any) { return .constant(v) }
                 if let ids = PredicateValues.objectIDs(of: any) { return .objects(ids) }
                 if let vs = PredicateValues.values(of: any) { return .list(vs) }
@@ -676,6 +702,7 @@ private struct Parser {
         var path: KeyPathExpr = []
         switch advance().kind {
         case .variable(let v) where v != scope:
+            if case .resultKeys = variables { return try keyPathTail([v], start: start) }
             return try substitution(v, start: start)
         case .variable:
             break
@@ -746,6 +773,9 @@ private struct Parser {
                 throw failure(scope == nil ? "no value was given for this variable" : "no value was given for this variable; inside this SUBQUERY key paths start with $\(scope!)")
             }
             root = value
+        case .resultKeys:
+            // `keyPath()` reads these as keys before they get here.
+            return .keyPath([name] + keys)
         }
         var current: Any? = root
         var walked = "$" + name

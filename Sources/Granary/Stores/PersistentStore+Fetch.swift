@@ -64,7 +64,7 @@ extension PersistentStore {
     /// The planner's plan, except that a full scan with an object comparison on the object itself reads
     /// the rows of the objects compared with, and one on a to-one relationship the rows the
     /// relationship's inverse lists (`FetchPlan.AccessPath.keys`).
-    private func plan(_ fetch: StoreFetch, schema: FetchSchema, snapshot: Snapshot) throws -> FetchPlan {
+    func plan(_ fetch: StoreFetch, schema: FetchSchema, snapshot: Snapshot) throws -> FetchPlan {
         var plan = try FetchPlanner.plan(predicate: bindingObjects(in: fetch.predicate, schema: schema), sort: fetch.sort,
                                          limit: fetch.limit, offset: fetch.offset, schema: schema)
         // Tables are named after their hierarchy's root, and so is the entity-column index.

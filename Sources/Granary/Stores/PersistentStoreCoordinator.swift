@@ -210,6 +210,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return total
     }
 
+    /// Runs a grouped or aggregate fetch on the store that holds the entity.
+    func aggregate(_ fetch: StoreFetch, _ query: AggregateQuery) throws -> [[String: Any]] {
+        var results: [[String: Any]] = []
+        try record { stats in results = try store(forEntity: fetch.entity.name).aggregate(fetch, query, statistics: &stats) }
+        return results
+    }
+
     func plan(_ fetch: StoreFetch) throws -> FetchPlan {
         try store(forEntity: fetch.entity.name).plan(fetch)
     }

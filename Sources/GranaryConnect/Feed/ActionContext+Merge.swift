@@ -204,7 +204,7 @@ private struct FeedMergeRun {
             var request = FetchRequest<ManagedObject>(entityName: entity.name)
             // Stored rows only, so that the deletes made here do not move the pages.
             request.includesPendingChanges = false
-            request.propertiesToFetch = keys + [idKey]
+            request.propertiesToFetch = (keys + [idKey]).map(FetchProperty.property)
             request.fetchLimit = batchSize
             if keys.count == 1 {
                 request.sortKeys = [SortKey(keys[0])]

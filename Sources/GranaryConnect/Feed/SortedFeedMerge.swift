@@ -218,7 +218,7 @@ private struct SortedFeedWalk {
         request.includesPendingChanges = false
         // The stored values come with the keys, so that a record that changes nothing is recognised without
         // touching (and registering) its object.
-        request.propertiesToFetch = keys + comparedAttributes + [idKey]
+        request.propertiesToFetch = (keys + comparedAttributes + [idKey]).map(FetchProperty.property)
         request.fetchLimit = batchSize
         request.sortKeys = keys.map { SortKey($0) }
         if keys.count == 1, let last = lastStored?.values.first {

@@ -128,6 +128,26 @@ enum RowCodec {
         }
     }
 
+    /// Moves past one value as `decodeValue` would read it, checking the same lengths, without making
+    /// it.
+    static func skipValue(from r: inout ByteReader) throws {
+        let tagByte = try r.readByte()
+        guard let tag = Tag(rawValue: tagByte) else { throw r.corruption("unknown value tag \(tagByte)") }
+        switch tag {
+        case .null, .boolFalse, .boolTrue: return
+        case .int: _ = try r.readVarint()
+        case .double, .date: try r.need(8); r.offset += 8
+        case .string, .bytes: _ = try r.readLengthPrefixed()
+        case .uuid: try r.need(16); r.offset += 16
+        case .reference:
+            _ = try readReference(&r)
+        case .references:
+            let n = try r.readVarint()
+            guard n <= UInt64(r.remaining) else { throw r.corruption("reference count \(n) exceeds row size") }
+            for _ in 0..<n { _ = try readReference(&r) }
+        }
+    }
+
     private static func readReference(_ r: inout ByteReader) throws -> RowReference {
         let table = try r.readVarint()
         guard table <= UInt64(UInt32.max) else { throw r.corruption("table id \(table) out of range") }

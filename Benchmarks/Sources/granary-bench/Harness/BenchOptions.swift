@@ -7,7 +7,8 @@ import Foundation
 struct BenchOptions {
     /// Rows in the main table (workloads 1–6 and 12).
     var rows = 100_000
-    /// Rows in the store that is reopened and measured on disk (workloads 9 and 10).
+    /// Rows in the store that is reopened and measured on disk (workloads 9 and 10), and in the
+    /// aggregate table.
     var largeRows = 1_000_000
     /// Point lookups in workload 2.
     var lookups = 100_000
@@ -44,13 +45,13 @@ struct BenchOptions {
     var parentDirectory = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
 
     static let usage = """
-        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records|sync|connect] [--quick] [--markdown]
+        usage: granary-bench [--rows N] [--large-rows N] [--objects N] [--only main|objects|stacks|migration|scale|upsert|records|sync|connect|aggregate] [--quick] [--markdown]
                              [--granary-only] [--dir PATH] [--sqlite-cache-mb N] [--stack-objects N] [--stack-chunk N]
                              [--scale-objects N]
 
           --rows N        rows in the main table (default 100000)
-          --large-rows N  rows in the store measured for reopen time and size, and objects in the
-                          migration table's store (default 1000000)
+          --large-rows N  rows in the store measured for reopen time and size, objects in the
+                          migration table's store, and rows of the aggregate table (default 1000000)
           --objects N     employees in the object-level table, and the smaller size of the scale table
                           (default 100000)
           --only TABLE    run one table: main (the engine against SQLite), objects (the object level), or
@@ -63,7 +64,8 @@ struct BenchOptions {
                           hearing background saves, against GRDB; only run when asked for), or sync (two
                           stores syncing through a folder, S1–S3, no peer; only run when asked for), or
                           connect (action overhead against a task group, A1, and feed merges, A2; only run
-                          when asked for)
+                          when asked for), or aggregate (sums, a grouped count with HAVING, DISTINCT over
+                          --large-rows rows, against the same SQL through GRDB; only run when asked for)
           --quick         a smoke run on small sizes (seconds, not minutes); numbers are meaningless
           --markdown      print the table as Markdown, for Benchmarks/README.md
           --granary-only  object, scale and upsert tables: run Granary's column alone (for profiling; no
@@ -163,6 +165,8 @@ enum BenchTable: String, CaseIterable, Sendable {
     case sync
     /// GranaryConnect: per-action overhead against a task group (A1), feed merges (A2).
     case connect
+    /// Aggregate and grouped fetches over `--large-rows` rows (G1–G5) against the same SQL through GRDB.
+    case aggregate
 }
 
 /// Why the bench stopped before printing its table.
