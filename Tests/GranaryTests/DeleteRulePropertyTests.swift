@@ -997,4 +997,15 @@ import Testing
     @Test func twoContextsMergingLateMatchTheModel() async { await Self.property(.late) }
 
     @Test func aChildContextSavingThroughItsParentMatchesTheModel() async { await Self.property(.child) }
+
+    /// A seed a full run found (it fails at d174b55 too, before this code's latest changes): A deletes an
+    /// owner whose copy is stale (B moved one of its cascade items to another owner and edited the owner
+    /// since A last merged); the save is refused by an item's deny rule, where the model expects it to
+    /// succeed. Whether the product or the model is wrong is not settled; replayed here so that it stays
+    /// visible and is seen to pass once it is.
+    @Test func aStaleOwnersCascadeMeetingADenyRuleIsAKnownIssue() {
+        withKnownIssue("a stale owner's delete is refused by a deny rule the model does not expect") {
+            try Self.check(seed: 1_870_100_691_642_001_265, merging: .late, steps: 200)
+        }
+    }
 }
