@@ -206,6 +206,14 @@ import Testing
             #expect(try context.fetch(request).map { try $0.value(forKey: "title") as? String } == ["d", "c"])
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Note")) == 4)
 
+            var rows = FetchRequest<ManagedObject>(entityName: "Note")
+            rows.propertiesToFetch = ["title"]
+            rows.sortKeys = [SortKey("title")]
+            #expect(try context.fetchDictionaries(rows).map { $0["title"] as? String } == ["a", "b", "c", "d"])
+            var total = FetchRequest<ManagedObject>(entityName: "Note")
+            total.propertiesToFetch = [.expression(ExpressionDescription(name: "n", expression: .count(), resultType: .integer64))]
+            #expect(throws: ContextError.self) { try context.fetchDictionaries(total) }
+
             let saved = try context.existingObject(with: inLocal[0])
             #expect(throws: ContextError.self) { try context.assign(saved, to: shared) }
         }

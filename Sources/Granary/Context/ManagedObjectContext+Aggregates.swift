@@ -58,6 +58,11 @@ extension ManagedObjectContext {
     /// A grouped or aggregate dictionary fetch (see `fetchDictionaries(_:)`), run by the store.
     func fetchAggregates<T: ManagedObject>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [[String: Any]] {
         guard let model, let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
+        // Each store aggregates its own rows; combining several stores' groups is not done, and a
+        // wrong total would be worse than this error.
+        guard !coordinator.spansSeveralStores(entity) else {
+            throw ContextError.invalidRequest(entity: entity.name, reason: "grouped and aggregate fetches read one store, and entity '\(entity.name)' is in several attached stores")
+        }
         var (fetch, unlowered) = try storeFetch(request, window: false)
         guard fetch.sort.count == request.sortKeys.count + request.sortDescriptors.count else {
             throw ContextError.invalidRequest(entity: entity.name, reason: "a sort descriptor's key path cannot be named, so it cannot name a key of the results")

@@ -42,7 +42,9 @@ extension ManagedObjectContext {
         }
         let columns = try dictionaryColumns(request, entity: entity)
         var (fetch, unlowered) = try storeFetch(request, window: !request.returnsDistinctResults)
+        // Several stores' rows come back one store after the other: sorted and windowed here instead.
         let sortable = fetch.sort.count == request.sortKeys.count + request.sortDescriptors.count
+            && persistentStoreCoordinator?.spansSeveralStores(entity) != true
         if request.returnsDistinctResults, unlowered == nil, sortable, let query = try distinctQuery(request, columns, fetch.sort, entity: entity) {
             guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("the context has no coordinator") }
             return try coordinator.aggregate(fetch, query)
