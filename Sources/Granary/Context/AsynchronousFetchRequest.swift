@@ -72,8 +72,9 @@ extension ManagedObjectContext {
     /// Starts an asynchronous fetch and returns at once; see ``AsynchronousFetchRequest``.
     ///
     /// Requests the store can answer alone (no unsaved changes of the entity, a predicate and sort the
-    /// store runs, a context on a coordinator) are answered in steps. Others are answered in one block
-    /// on the queue, still after this call returns and still cancellable until that block runs.
+    /// store runs, a context on a coordinator, one store holding the entity) are answered in steps.
+    /// Others are answered in one block on the queue, still after this call returns and still
+    /// cancellable until that block runs.
     /// - Throws: `ContextError.unknownEntity` and the errors of a request that cannot run as given, now;
     ///   later errors reach the completion block as `operationError`.
     @discardableResult
@@ -83,9 +84,13 @@ extension ManagedObjectContext {
         let entity = try entity(for: request.fetchRequest)
         let (fetch, unlowered) = try storeFetch(request.fetchRequest, window: true)
         let sortable = fetch.sort.count == request.fetchRequest.sortKeys.count + request.fetchRequest.sortDescriptors.count
-        let pending = request.fetchRequest.includesPendingChanges && changed.values.contains { $0.hasChanges && $0.entity.isKind(of: entity) }
+        let pending = hasPendingChanges(for: entity, request.fetchRequest.includesPendingChanges)
         let box = UncheckedBox(result)
-        guard parent == nil, unlowered == nil, sortable, !pending, let coordinator = persistentStoreCoordinator else {
+        // Several stores answer one after the other, unsorted across them: that, too, is answered in one
+        // block by `fetch`, which sorts in memory.
+        guard parent == nil, unlowered == nil, sortable, !pending, let coordinator = persistentStoreCoordinator,
+            !coordinator.spansSeveralStores(entity)
+        else {
             schedule { [self] in
                 let result = box.value
                 guard !result.progress.isCancelled else { return result.finish(.failure(ContextError.fetchCancelled(entity: entity.name))) }

@@ -108,7 +108,7 @@ extension ManagedObjectContext {
         return try fetchObjects(request).count
     }
 
-    private func hasPendingChanges(for entity: EntityDescription, _ includes: Bool) -> Bool {
+    func hasPendingChanges(for entity: EntityDescription, _ includes: Bool) -> Bool {
         includes && changed.values.contains { $0.hasChanges && $0.entity.isKind(of: entity) }
     }
 
