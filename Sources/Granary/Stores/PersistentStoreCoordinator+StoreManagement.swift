@@ -61,8 +61,9 @@ extension PersistentStoreCoordinator {
         }
         defer { try? sourceEngine?.close() }
 
-        let reattach = persistentStore(for: destinationURL).map { ($0.configurationName, $0.options) }
-        if let attached = persistentStore(for: destinationURL) { try remove(attached) }
+        let attachedDestination = persistentStore(for: destinationURL)
+        let reattach = attachedDestination.map { ($0.configurationName, $0.options) }
+        if let attachedDestination { try remove(attachedDestination) }
         let destination = try Self.openExclusively(destinationURL, readOnly: false)
         do {
             defer { try? destination.close() }
