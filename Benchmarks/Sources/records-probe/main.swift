@@ -6,8 +6,7 @@ import RecordsFeed
 // J3 of the records bench, small and alone, for callgrind: `records-probe [objects]` makes a store with
 // 1,000 parents and `objects` items (untimed), then imports and saves, on one background context, an
 // array whose first half exists with changed values and whose second half is new. Profile only that
-// step with `valgrind --tool=callgrind --toggle-collect='*parseAndSave8jsonData*' records-probe 20000`
-// (the setup imports with `parse` and `save`, so that only the measured step goes through `parseAndSave`).
+// step with `valgrind --tool=callgrind --toggle-collect='*measuredStep*' records-probe 20000`.
 
 let parents = FeedModel.parents
 let model = FeedModel.model
@@ -25,6 +24,12 @@ func json(_ ids: Range<Int>, edition: Int) throws -> Data {
 }
 
 
+/// The step callgrind profiles (`--toggle-collect='*measuredStep*'`), named apart so that the setup's
+/// imports, which share the library's functions, are not collected.
+@inline(never) func measuredStep(_ data: Data, _ context: ManagedObjectContext) throws -> Int {
+    try FeedItem.parseAndSave(jsonData: data, in: context).count
+}
+
 let n = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 20_000
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("records-probe-\(ProcessInfo.processInfo.processIdentifier)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -39,7 +44,7 @@ try setup.performAndWait {
     try setup.save()
 }
 let data = try json(n / 2..<(n / 2 + n), edition: 1)
-let context = manager.newBackgroundContext()
+var context: ManagedObjectContext! = manager.newBackgroundContext()
 let clock = ContinuousClock()
 let start = clock.now
 let count: Int
@@ -53,9 +58,12 @@ if CommandLine.arguments.dropFirst(2).first == "phases" {
         return objects.count
     }
 } else {
-    count = try context.performAndWait { try FeedItem.parseAndSave(jsonData: data, in: context).count }
+    count = try context.performAndWait { try measuredStep(data, context) }
 }
 let elapsed = clock.now - start
+let releaseStart = clock.now
+context = nil
+print("context released in \(clock.now - releaseStart)")
 precondition(count == n)
 let check = manager.newBackgroundContext()
 let (items, sum) = try check.performAndWait {

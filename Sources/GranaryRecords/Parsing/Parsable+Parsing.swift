@@ -151,12 +151,16 @@ extension Parsable {
                 throw error
             }
         }
-        try session.prefetch(Self.self, ids: ids)
+        // Existing objects are read on another thread, batch by batch, while the elements before them are
+        // mapped; `needs[n]` batches must be in before element n is.
+        defer { session.finish() }
+        let needs = try session.prefetch(Self.self, ids: ids, pipelined: true)
         var result: [Self] = []
         result.reserveCapacity(indices.count)
         for (n, i) in indices.enumerated() {
             guard case .object(let json) = jsonArray[i] else { continue }  // checked above
             do {
+                if let needs { try session.awaitPrefetched(Self.self, batches: needs[n]) }
                 let object = try session.object(Self.self, id: ids[n])
                 try session.map(json, onto: object, keyPrefix: "")
                 result.append(object)

@@ -1,5 +1,5 @@
 import Foundation
-import Granary
+@_spi(GranaryRecords) import Granary
 
 /// The state of one `parse` call: the objects found or created per entity and ID (so an ID is fetched
 /// at most once and never inserted twice), the formatters in use and the nesting depth.
@@ -24,6 +24,11 @@ final class ParsingSession {
         var idName: String?
         var jsonKey: String?
         var prefetchedKeys: Set<String> = []
+        /// Batches of `prefetch(_:ids:pipelined:)` still being read on another thread, and the IDs they
+        /// were asked for, in batch order. Their IDs are already in `fetched`: an ID there but not in
+        /// `objects` is absent from the store only once `pipeline` is done.
+        var pipeline: PrefetchPipeline?
+        var pipelineIDs: [T.EntityID] = []
     }
     @exclusivity(unchecked) private var known: [ObjectIdentifier: AnyObject] = [:]
     /// The last class looked up, and its table: an import reads one class many times in a row.
@@ -42,6 +47,8 @@ final class ParsingSession {
         lastKnown = (k, table)
         return table
     }
+    /// Every pipeline started, to stop at `finish()`.
+    private var pipelines: [PrefetchPipeline] = []
     private var formatters: [String: [DateFormatter]] = [:]
     /// The call's top-level elements, so that a relationship met in one element can have its targets
     /// fetched for all of them at once.
@@ -104,6 +111,89 @@ final class ParsingSession {
     }
 
     /// Fetches the objects of these IDs that exist (pending inserts included), ≤ `batchSize` IDs a query.
+    ///
+    /// With `pipelined`, when the store can read them without the context (see `detachedFetch`), the
+    /// batches are read on another thread instead, and made as the import reaches them: the result gives,
+    /// for each position of `ids`, how many batches `awaitPrefetched(_:batches:)` must have made before
+    /// the object of that position is looked up. Nil when everything was fetched here.
+    @discardableResult
+    func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID], pipelined: Bool) throws -> [Int]? {
+        guard pipelined, ownsPendingChanges, ids.count > Self.batchSize else {
+            try prefetch(T.self, ids: ids)
+            return nil
+        }
+        let table = table(T.self)
+        table.fetched.reserveCapacity(table.fetched.count + ids.count)
+        var wanted: [T.EntityID] = []
+        var needs: [Int] = []
+        needs.reserveCapacity(ids.count)
+        for id in ids {
+            if table.objects[id] == nil && table.fetched.insert(id).inserted { wanted.append(id) }
+            needs.append((wanted.count + Self.batchSize - 1) / Self.batchSize)
+        }
+        guard !wanted.isEmpty else { return nil }
+        table.objects.reserveCapacity(table.objects.count + wanted.count)
+        var reads: [PrefetchPipeline.Read] = []
+        do {
+            let name = try idName(T.self)
+            var start = 0
+            while start < wanted.count {
+                let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
+                var request = T.fetchRequest()
+                request.filter = FetchPredicate.key(name).isIn(chunk).node
+                request.includesPendingChanges = false
+                guard let read = try context.detachedFetch(request) else { break }
+                reads.append(read)
+                start += Self.batchSize
+            }
+        } catch {
+            for id in wanted { table.fetched.remove(id) }
+            throw error
+        }
+        guard reads.count * Self.batchSize >= wanted.count else {
+            // The store cannot answer alone (the context would filter in memory): fetched here after all.
+            for id in wanted { table.fetched.remove(id) }
+            try prefetch(T.self, ids: wanted)
+            return nil
+        }
+        let pipeline = PrefetchPipeline(reads)
+        pipelines.append(pipeline)
+        table.pipeline = pipeline
+        table.pipelineIDs = wanted
+        return needs
+    }
+
+    /// Makes the objects of the first `batches` batches a pipelined prefetch of `T` read.
+    func awaitPrefetched<T: Parsable>(_: T.Type, batches: Int) throws {
+        let table = table(T.self)
+        guard let pipeline = table.pipeline else { return }
+        while pipeline.taken < min(batches, pipeline.count) {
+            let batch = pipeline.taken
+            do {
+                for object in context.objects(from: try pipeline.take(), as: T.self) {
+                    table.objects[object[keyPath: T.idKeyPath]] = object
+                }
+            } catch {
+                // The IDs of this batch and the ones after it are not known after all.
+                for id in table.pipelineIDs[(batch * Self.batchSize)...] { table.fetched.remove(id) }
+                table.pipeline = nil
+                table.pipelineIDs = []
+                throw error
+            }
+        }
+        if pipeline.taken == pipeline.count {
+            table.pipeline = nil
+            table.pipelineIDs = []
+        }
+    }
+
+    /// Stops every pipelined prefetch still reading: the call is over (returned or threw).
+    func finish() {
+        for pipeline in pipelines { pipeline.cancel() }
+        pipelines = []
+    }
+
+    /// Fetches the objects of these IDs that exist (pending inserts included), ≤ `batchSize` IDs a query.
     func prefetch<T: Parsable>(_: T.Type, ids: [T.EntityID]) throws {
         let table = table(T.self)
         // Grown once: an import of 100,000 existing objects would otherwise rehash both tables as they fill.
@@ -135,6 +225,12 @@ final class ParsingSession {
     func object<T: Parsable>(_: T.Type, id: T.EntityID) throws -> T {
         let table = table(T.self)
         if let found = table.objects[id] { return found }
+        if let pipeline = table.pipeline, table.fetched.contains(id) {
+            // Asked for ahead of the import (a relationship to another element): its batch may still
+            // be on its way.
+            try awaitPrefetched(T.self, batches: pipeline.count)
+            if let found = table.objects[id] { return found }
+        }
         if !table.fetched.contains(id) {
             // A relationship target by ID: one fetch per distinct ID (answered from the ID's unique
             // index), remembered for the rest of the call.
