@@ -405,22 +405,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private static func apply(_ changes: StoreChanges, to store: PersistentStore, in tx: WriteTransaction,
                               outcome: inout SaveOutcome) throws {
         let snapshot = tx.snapshot
-        // Each entity's table, by name and by ID, looked up once per save.
-        var tables: [EntityDescription: (name: String, id: TableID)] = [:]
-        // Saves are runs of one entity: the last answer is checked first, by identity.
-        var last: (entity: EntityDescription, location: (name: String, id: TableID))?
-        func location(_ entity: EntityDescription) throws -> (name: String, id: TableID) {
-            if let last, last.entity == entity { return last.location }
-            if let known = tables[entity] {
-                last = (entity, known)
-                return known
-            }
-            let name = try store.entityMapping(entity.name).tableName
-            let found = (name, try store.tableIDs[entity.name] ?? snapshot.tableID(of: name))
-            tables[entity] = found
-            last = (entity, found)
-            return found
-        }
+        var tables = TableLocator(store: store, snapshot: snapshot)
+        func location(_ entity: EntityDescription) throws -> (name: String, id: TableID) { try tables.location(entity) }
         // Optimistic locking: every updated or deleted row must still be at the version the context read.
         var conflicts: [MergeConflict] = []
         var storeRecords: [ManagedObjectID: ObjectRecord] = [:]
@@ -461,28 +447,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             newKeys[tableID] = keys.lowerBound..<key + 1
             outcome.ids[insert.id] = ManagedObjectID(scope: store.idScope(for: insert.entity), key: key)
         }
-        let ids = outcome.ids
-        let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
-
         // The rows as the context wrote them.
-        var inserts: [(ref: RowReference, table: String, row: Row)] = []
-        var updates: [(ref: RowReference, table: String, row: Row, before: Row)] = []
-        inserts.reserveCapacity(changes.inserts.count)
-        updates.reserveCapacity(changes.updates.count)
-        var linksChange = !changes.deletes.isEmpty
-        for insert in changes.inserts {
-            let (table, tableID) = try location(insert.entity)
-            let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
-            inserts.append((RowReference(table: tableID, key: ids[insert.id]!.primaryKey!), table, row))
-            if !linksChange && GraphRepair.hasLinks(row) { linksChange = true }
-        }
-        for update in changes.updates {
-            let (table, tableID) = try location(update.entity)
-            let row = try store.row(entity: update.entity, values: update.values, version: update.expectedVersion + 1, in: snapshot, resolve: resolve)
-            let previous = before[update.id]!
-            updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
-            if !linksChange && GraphRepair.linksDiffer(row, previous) { linksChange = true }
-        }
+        let rows = try SaveRows.build(changes, store: store, snapshot: snapshot, ids: outcome.ids, before: before)
+        let inserts = rows.inserts, updates = rows.updates
+        var linksChange = rows.linksChange || !changes.deletes.isEmpty
         // A big save checks uniqueness on another thread while this one finishes links and writes rows:
         // the check only reads the snapshot the transaction started from, and its verdict is awaited
         // before the transaction can commit, and before any other error of the writes is thrown, so the

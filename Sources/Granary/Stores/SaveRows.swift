@@ -1,0 +1,109 @@
+import Foundation
+import GranaryStorage
+
+/// The rows a save writes, as the context wrote them: each inserted and updated object's values
+/// encoded for its table, with its row reference, and for an update the row it replaces.
+///
+/// Encoding is a tenth of a big save and each row's is independent of the others' (it reads the
+/// object's values, the store's fixed codecs and the keys the save hands out), so a big save encodes
+/// its two halves on two threads.
+struct SaveRows {
+    typealias Insert = (ref: RowReference, table: String, row: Row)
+    typealias Update = (ref: RowReference, table: String, row: Row, before: Row)
+
+    var inserts: [Insert] = []
+    var updates: [Update] = []
+    /// Whether some row links to anything (an insert) or changes its links (an update).
+    var linksChange = false
+
+    /// Saves of at least this many rows are encoded in two halves at once.
+    static let parallelThreshold = 4_000
+
+    /// Encodes the rows of `changes`: the inserts under the keys in `ids` (temporary ID → permanent),
+    /// the updates one version up from the one they expect, over the stored rows in `before`.
+    /// - Throws: The first error in the save's order (an attribute's value of the wrong type, a
+    ///   reference to another store).
+    static func build(_ changes: StoreChanges, store: PersistentStore, snapshot: Snapshot,
+                      ids: [ManagedObjectID: ManagedObjectID], before: [ManagedObjectID: Row]) throws -> SaveRows {
+        let total = changes.inserts.count + changes.updates.count
+        let work = UncheckedBox((changes, store, snapshot, ids, before))
+        guard total >= parallelThreshold else { return try build(work.value, range: 0..<total) }
+        let halves = Halves()
+        let middle = total / 2
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let result = Result { try build(work.value, range: half == 0 ? 0..<middle : middle..<total) }
+            halves.lock.withLock { halves.results[half] = result }
+        }
+        // In order: the first half's error is the one a save encoding row after row would meet first.
+        var rows = try halves.results[0]!.get()
+        let second = try halves.results[1]!.get()
+        rows.inserts += second.inserts
+        rows.updates += second.updates
+        rows.linksChange = rows.linksChange || second.linksChange
+        return rows
+    }
+
+    /// The two halves' outcomes, each written once by its own thread.
+    private final class Halves: @unchecked Sendable {
+        let lock = NSLock()
+        var results: [Result<SaveRows, any Error>?] = [nil, nil]
+    }
+
+    /// The rows at positions `range` of the save's inserts followed by its updates.
+    private static func build(_ work: (StoreChanges, PersistentStore, Snapshot, [ManagedObjectID: ManagedObjectID], [ManagedObjectID: Row]),
+                              range: Range<Int>) throws -> SaveRows {
+        let (changes, store, snapshot, ids, before) = work
+        let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
+        var tables = TableLocator(store: store, snapshot: snapshot)
+        var rows = SaveRows()
+        let insertCount = changes.inserts.count
+        let insertRange = range.clamped(to: 0..<insertCount)
+        let updateRange = range.clamped(to: insertCount..<(insertCount + changes.updates.count))
+        rows.inserts.reserveCapacity(insertRange.count)
+        rows.updates.reserveCapacity(updateRange.count)
+        for k in insertRange {
+            let insert = changes.inserts[k]
+            let (table, tableID) = try tables.location(insert.entity)
+            let row = try store.row(entity: insert.entity, values: insert.values, version: 1, in: snapshot, resolve: resolve)
+            rows.inserts.append((RowReference(table: tableID, key: ids[insert.id]!.primaryKey!), table, row))
+            if !rows.linksChange && GraphRepair.hasLinks(row) { rows.linksChange = true }
+        }
+        for k in updateRange {
+            let update = changes.updates[k - insertCount]
+            let (table, tableID) = try tables.location(update.entity)
+            let row = try store.row(entity: update.entity, values: update.values, version: update.expectedVersion + 1,
+                                    in: snapshot, resolve: resolve)
+            let previous = before[update.id]!
+            rows.updates.append((RowReference(table: tableID, key: update.id.primaryKey!), table, row, previous))
+            if !rows.linksChange && GraphRepair.linksDiffer(row, previous) { rows.linksChange = true }
+        }
+        return rows
+    }
+}
+
+/// Each entity's table, by name and by ID, looked up once per save (or per half of one).
+struct TableLocator {
+    let store: PersistentStore
+    let snapshot: Snapshot
+    private var tables: [EntityDescription: (name: String, id: TableID)] = [:]
+    /// Saves are runs of one entity: the last answer is checked first, by identity.
+    private var last: (entity: EntityDescription, location: (name: String, id: TableID))?
+
+    init(store: PersistentStore, snapshot: Snapshot) {
+        self.store = store
+        self.snapshot = snapshot
+    }
+
+    mutating func location(_ entity: EntityDescription) throws -> (name: String, id: TableID) {
+        if let last, last.entity == entity { return last.location }
+        if let known = tables[entity] {
+            last = (entity, known)
+            return known
+        }
+        let name = try store.entityMapping(entity.name).tableName
+        let found = (name, try store.tableIDs[entity.name] ?? snapshot.tableID(of: name))
+        tables[entity] = found
+        last = (entity, found)
+        return found
+    }
+}
