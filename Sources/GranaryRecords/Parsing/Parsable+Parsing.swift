@@ -161,7 +161,7 @@ extension Parsable {
             guard case .object(let json) = jsonArray[i] else { continue }  // checked above
             do {
                 if let needs { try session.awaitPrefetched(Self.self, batches: needs[n]) }
-                let object = try session.object(Self.self, id: ids[n])
+                let object = try session.object(Self.self, id: ids[n], batchTaken: needs != nil)
                 try session.map(json, onto: object, keyPrefix: "")
                 result.append(object)
             } catch var error as ParsingError {

@@ -222,10 +222,12 @@ final class ParsingSession {
     }
 
     /// The object with this ID: from this call, from the store (pending inserts included) or new.
-    func object<T: Parsable>(_: T.Type, id: T.EntityID) throws -> T {
+    /// - Parameter batchTaken: Whether the caller made the pipelined prefetch's batch holding this ID
+    ///   (the import's own element, see `awaitPrefetched`): then an ID it did not find is absent.
+    func object<T: Parsable>(_: T.Type, id: T.EntityID, batchTaken: Bool = false) throws -> T {
         let table = table(T.self)
         if let found = table.objects[id] { return found }
-        if let pipeline = table.pipeline, table.fetched.contains(id) {
+        if !batchTaken, let pipeline = table.pipeline, table.fetched.contains(id) {
             // Asked for ahead of the import (a relationship to another element): its batch may still
             // be on its way.
             try awaitPrefetched(T.self, batches: pipeline.count)
