@@ -135,16 +135,9 @@ final class ParsingSession {
         table.objects.reserveCapacity(table.objects.count + wanted.count)
         var reads: [PrefetchPipeline.Read] = []
         do {
-            let name = try idName(T.self)
-            var start = 0
-            while start < wanted.count {
-                let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
-                var request = T.fetchRequest()
-                request.filter = FetchPredicate.key(name).isIn(chunk).node
-                request.includesPendingChanges = false
+            for request in try batchRequests(T.self, ids: wanted, includesPendingChanges: false) {
                 guard let read = try context.detachedFetch(request) else { break }
                 reads.append(read)
-                start += Self.batchSize
             }
         } catch {
             for id in wanted { table.fetched.remove(id) }
@@ -205,19 +198,23 @@ final class ParsingSession {
         guard !wanted.isEmpty else { return }
         table.objects.reserveCapacity(table.objects.count + wanted.count)
         do {
-            let name = try idName(T.self)
-            var start = 0
-            while start < wanted.count {
-                let chunk = wanted[start..<min(start + Self.batchSize, wanted.count)]
-                var request = T.fetchRequest()
-                request.filter = FetchPredicate.key(name).isIn(chunk).node
-                request.includesPendingChanges = !ownsPendingChanges
+            for request in try batchRequests(T.self, ids: wanted, includesPendingChanges: !ownsPendingChanges) {
                 for object in try context.fetch(request) { table.objects[object[keyPath: T.idKeyPath]] = object }
-                start += Self.batchSize
             }
         } catch {
             for id in wanted { table.fetched.remove(id) }
             throw error
+        }
+    }
+
+    /// One request per batch of `ids` (at most `batchSize` each, in order), for the `T`s with those IDs.
+    private func batchRequests<T: Parsable>(_: T.Type, ids: [T.EntityID], includesPendingChanges: Bool) throws -> [FetchRequest<T>] {
+        let name = try idName(T.self)
+        return stride(from: 0, to: ids.count, by: Self.batchSize).map { start in
+            var request = T.fetchRequest()
+            request.filter = FetchPredicate.key(name).isIn(ids[start..<min(start + Self.batchSize, ids.count)]).node
+            request.includesPendingChanges = includesPendingChanges
+            return request
         }
     }
 
