@@ -5,8 +5,8 @@ import Foundation
 /// context's queue maps the elements whose objects are already in.
 ///
 /// Reading rows is the store's work alone (finding each ID in the unique index, decoding the row), and
-/// was a sixth of an import of existing objects: with two cores it costs the importing thread only the
-/// making of the objects. Batches come back in order; the importer takes each one before it maps the
+/// an eighth of the instructions of an import that is half updates: with two cores it costs the
+/// importing thread only the making of the objects. Batches come back in order; the importer takes each one before it maps the
 /// first element that needs it (`take()` waits for it if the reading thread is behind).
 final class PrefetchPipeline: @unchecked Sendable {
     typealias Read = @Sendable () throws -> DetachedRecords
