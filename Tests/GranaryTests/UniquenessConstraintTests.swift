@@ -226,8 +226,8 @@ final class Tag: ManagedObject {
         #expect(try storedEmployees(coordinator).count == 1)
     }
 
-    /// A save of thousands of rows checks uniqueness on another thread beside its writes: the same
-    /// conflicts, and nothing written.
+    /// A save of thousands of rows checks uniqueness only once a write breaks a unique index: the same
+    /// conflicts as a check before writing, and nothing written.
     @Test(arguments: [PersistentStore.StoreType.inMemory, .durable])
     func errorPolicyListsEveryConflictOfABigSave(_ type: PersistentStore.StoreType) throws {
         let (coordinator, context) = try makeStack(type)
@@ -236,7 +236,7 @@ final class Tag: ManagedObject {
             try context.save()
             return a.objectID
         }
-        let count = PendingUniquenessCheck.threshold + 500
+        let count = DeferredUniquenessCheck.threshold + 500
         try context.performAndWait {
             for n in 0..<count { _ = employee(context, "E\(n)", email: "e\(n)@x.io") }
             let b = employee(context, "B", email: "a@x.io")
@@ -259,6 +259,51 @@ final class Tag: ManagedObject {
             try context.save()
         }
         #expect(try storedEmployees(coordinator).count == count + 1)
+    }
+
+    /// A big save that links its rows runs the graph pass beside its writes and checks uniqueness only
+    /// when a write fails: a duplicate among thousands of linked rows still fails the save whole under
+    /// the error policy, and is merged under object trump, with every link two-sided in the store.
+    @Test(arguments: [false, true])
+    func aDuplicateInABigLinkedSaveIsFoundAndResolved(objectTrump: Bool) throws {
+        let (coordinator, context) = try makeStack(.durable)
+        let count = PendingGraphRepair.threshold + 500
+        let (storedID, bossID) = try context.performAndWait {
+            let a = employee(context, "A", email: "a@x.io", salary: 7)
+            let boss = employee(context, "Boss", email: "boss@x.io")
+            try context.save()
+            return (a.objectID, boss.objectID)
+        }
+        if objectTrump { context.mergePolicy = .mergeByPropertyObjectTrump }
+        try context.performAndWait {
+            let boss = try #require(try context.existingObject(with: bossID) as? Employee)
+            for n in 0..<count { employee(context, "E\(n)", email: "e\(n)@x.io").manager = boss }
+            let dup = employee(context, "A again", email: "a@x.io", salary: 9)
+            dup.manager = boss
+            if objectTrump {
+                try context.save()
+            } else {
+                #expect(throws: ContextError.self) { try context.save() }
+                #expect(context.insertedObjects.count == count + 1)
+            }
+        }
+        let stored = try storedEmployees(coordinator)
+        guard objectTrump else {
+            #expect(stored.count == 2)
+            return
+        }
+        #expect(stored.count == count + 2)
+        let a = try #require(stored.first { $0.objectID == storedID })
+        #expect(a.salary == 9 && a.name == "A again")
+        // Two-sided: the boss's reports are exactly the employees whose manager is the boss.
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try reader.performAndWait {
+            let all = try reader.fetch(FetchRequest<Employee>())
+            let boss = try #require(all.first { $0.objectID == bossID })
+            let managed = Set(all.filter { $0.manager?.objectID == bossID }.map(\.objectID))
+            #expect(Set(boss.reports.map(\.objectID)) == managed)
+            #expect(managed.count == count + 1 && managed.contains(storedID))
+        }
     }
 
     @Test func aKeySavedByAnotherContextAfterThisOneLookedIsResolvedAtWriteTime() throws {

@@ -45,7 +45,16 @@ try setup.performAndWait {
 }
 let data = try json(n / 2..<(n / 2 + n), edition: 1)
 var context: ManagedObjectContext! = manager.newBackgroundContext()
+/// `perf record -D -1 --control fifo:ctl,ack` profiles only the measured step when `PERF_CTL` names that
+/// control FIFO: the probe enables the profiler before the step and disables it after.
+func perfControl(_ command: String) {
+    guard let fifo = ProcessInfo.processInfo.environment["PERF_CTL"],
+          let handle = FileHandle(forWritingAtPath: fifo) else { return }
+    handle.write(Data((command + "\n").utf8))
+    try? handle.close()
+}
 let clock = ContinuousClock()
+perfControl("enable")
 let start = clock.now
 let count: Int
 if CommandLine.arguments.dropFirst(2).first == "phases" {
@@ -61,6 +70,7 @@ if CommandLine.arguments.dropFirst(2).first == "phases" {
     count = try context.performAndWait { try measuredStep(data, context) }
 }
 let elapsed = clock.now - start
+perfControl("disable")
 let releaseStart = clock.now
 context = nil
 print("context released in \(clock.now - releaseStart)")

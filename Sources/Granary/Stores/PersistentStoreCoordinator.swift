@@ -337,11 +337,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return ContextError.storage(error)
     }
 
-    /// Throws the uniqueness conflicts of the rows a save writes, if there are any; for a big save, starts
-    /// the check on another thread and returns it, for the caller to finish before it commits.
+    /// Throws the uniqueness conflicts of the rows a save writes, if there are any; for a big save,
+    /// returns the check for the caller to run if a write fails (see `DeferredUniquenessCheck`).
     private static func checkUniqueness(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
                                         updates: [(ref: RowReference, table: String, row: Row, before: Row)],
-                                        store: PersistentStore, snapshot: Snapshot) throws -> PendingUniquenessCheck? {
+                                        store: PersistentStore, snapshot: Snapshot) throws -> DeferredUniquenessCheck? {
         // Most models have no uniqueness constraint: then nothing here may cost a pass over the rows.
         guard store.mapping.tables.contains(where: { $0.schema.indexes.contains(where: \.isUnique) }) else { return nil }
         var constrained: [String: Bool] = [:]
@@ -369,7 +369,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             removed[table, default: []].insert(key)
         }
         let check = UniquenessCheck(store: store, snapshot: snapshot, model: store.model)
-        if written.count >= PendingUniquenessCheck.threshold { return PendingUniquenessCheck(check, written: written, removed: removed) }
+        if written.count >= DeferredUniquenessCheck.threshold { return DeferredUniquenessCheck(check: check, written: written, removed: removed) }
         let found = try check.conflicts(written, removed: removed)
         if !found.isEmpty { throw ConstraintConflictsFound(conflicts: found) }
         return nil
@@ -451,11 +451,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         let rows = try SaveRows.build(changes, store: store, snapshot: snapshot, ids: outcome.ids, before: before)
         let inserts = rows.inserts, updates = rows.updates
         var linksChange = rows.linksChange || !changes.deletes.isEmpty
-        // A big save checks uniqueness on another thread while this one finishes links and writes rows:
-        // the check only reads the snapshot the transaction started from, and its verdict is awaited
-        // before the transaction can commit, and before any other error of the writes is thrown, so the
-        // save fails exactly as it would have with the check first.
-        let pendingCheck = try checkUniqueness(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
+        // A big save's uniqueness check runs only if a write fails, and then before that failure is
+        // thrown, so the save fails exactly as it would have with the check first.
+        let deferredCheck = try checkUniqueness(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
         func writeRows() throws {
             if linksChange && changes.updates.isEmpty && changes.deletes.isEmpty,
                 Self.linksOnlyRowsItInserts(inserts, newKeys: newKeys)
@@ -483,6 +481,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             var graph = GraphRepair(store: store, snapshot: snapshot, capacity: inserts.count + updates.count)
             for p in inserts { try graph.addInsert(p.row, ref: p.ref) }
             for p in updates { try graph.addUpdate(p.row, before: p.before, ref: p.ref) }
+            if changes.deletes.isEmpty && inserts.count + updates.count >= PendingGraphRepair.threshold {
+                try writeBesideRepair(PendingGraphRepair(graph), hasUniqueIndexes: hasUniqueIndexes)
+                return
+            }
             for delete in changes.deletes {
                 guard let row = before[delete.id] else { continue }
                 try graph.addDelete(before: row, ref: RowReference(table: try location(delete.entity).id, key: delete.id.primaryKey!))
@@ -533,23 +535,68 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             for (ref, entityName) in graph.cascaded {
                 outcome.cascadedDeletes.append(ManagedObjectID(entityName: entityName, store: store.identifier, key: ref.key))
             }
-            // What the store holds now for rows that differ from what the context wrote (or did not write).
-            if !touched.isEmpty {
-                let after = tx.snapshot
-                for (ref, table) in touched {
-                    guard let row = try after.row(in: table.name, key: ref.key) else { continue }
-                    let record = try store.record(from: row, key: ref.key, table: table, snapshot: after)
-                    outcome.touched[record.id] = record
-                }
+            try recordTouched(touched)
+        }
+        /// What the store holds now for rows that differ from what the context wrote (or did not write).
+        func recordTouched(_ touched: [(RowReference, TableMapping)]) throws {
+            guard !touched.isEmpty else { return }
+            let after = tx.snapshot
+            for (ref, table) in touched {
+                guard let row = try after.row(in: table.name, key: ref.key) else { continue }
+                let record = try store.record(from: row, key: ref.key, table: table, snapshot: after)
+                outcome.touched[record.id] = record
             }
+        }
+        /// A big save that deletes nothing: its rows are written as the context wrote them while the graph
+        /// pass runs on another thread (see `PendingGraphRepair`); then what the pass changed is written.
+        func writeBesideRepair(_ pending: PendingGraphRepair, hasUniqueIndexes: Bool) throws {
+            do {
+                if hasUniqueIndexes {
+                    try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
+                    try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+                } else {
+                    for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
+                    for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
+                }
+            } catch {
+                // The pass reads only the snapshot; it is left to end on its own.
+                _ = try? pending.finish()
+                throw error
+            }
+            var graph = try pending.finish()
+            var touched: [(RowReference, TableMapping)] = []
+            var rewrites: [RowWrite] = []
+            for (k, entry) in graph.entries.enumerated() where entry.touched {
+                switch entry.origin {
+                case .inserted:
+                    let p = inserts[k]
+                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                    rewrites.append(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
+                case .updated:
+                    let p = updates[k - inserts.count]
+                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                    rewrites.append(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
+                case .repaired:
+                    var row = entry.row
+                    guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
+                    row[StorageMapping.versionColumn] = .int(version + 1)
+                    rewrites.append(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
+                }
+                touched.append((entry.ref, try graph.tableMapping(entry.ref.table)))
+            }
+            if hasUniqueIndexes {
+                try writeInRounds(rewrites, in: tx)
+            } else {
+                for w in rewrites { try tx.update(w.row, in: w.table, key: w.key) }
+            }
+            try recordTouched(touched)
         }
         do {
             try writeRows()
         } catch {
-            try pendingCheck?.finish()
+            try deferredCheck?.run()
             throw error
         }
-        try pendingCheck?.finish()
     }
 }
 
