@@ -552,6 +552,73 @@ import Testing
         }
     }
 
+    // MARK: Big arrays on two threads
+
+    /// A top-level array of random elements, hand-written, sometimes damaged (as
+    /// `damageAndCompare` damages), read in two halves on two threads and in one reading: the same nodes,
+    /// or the same failure at the same byte. (The split threshold is zero here, so every array with a
+    /// comma past its middle is split; imports split only arrays of a megabyte or more.)
+    @Test func anArrayReadInTwoHalvesReadsAsInOne() async {
+        await propertyCheck(count: 400, input: Gen.int(in: 0...Int.max)) { seed in
+            var g = SplitMixGenerator(seed: seed)
+            let elements = (0..<Int.random(in: 0...12, using: &g)).map { _ in Self.value(&g, depth: 1) }
+            var bytes = Array((Self.space(&g) + Self.handWritten(.array(elements), &g) + Self.space(&g)).utf8)
+            let interesting: [UInt8] = Array("[]{}\",:\\u0123456789eE.-+ tfnl".utf8) + [0x00, 0x80, 0xC3, 0xFF]
+            if Bool.random(using: &g) {
+                for _ in 0..<Int.random(in: 1...2, using: &g) {
+                    let at = Int.random(in: 0...bytes.count, using: &g)
+                    switch Int.random(in: 0..<3, using: &g) {
+                    case 0 where at < bytes.count: bytes[at] = interesting.randomElement(using: &g)!
+                    case 1 where at < bytes.count: bytes.remove(at: at)
+                    default: bytes.insert(interesting.randomElement(using: &g)!, at: at)
+                    }
+                }
+            }
+            let data = Data(bytes)
+            let one = Result { () throws(JSONReader.Failure) in try JSONReader.read(data, splitThreshold: .max) }
+            let two = Result { () throws(JSONReader.Failure) in try JSONReader.read(data, splitThreshold: 0) }
+            switch (one, two) {
+            case (.success(let a), .success(let b)):
+                #expect(Self.same(a, b), "seed \(seed): \(Self.describe(data))")
+            case (.failure(let a), .failure(let b)):
+                #expect(a.message == b.message && a.offset == b.offset,
+                        "seed \(seed): one reading says \(a.message) at \(a.offset), two say \(b.message) at \(b.offset): \(Self.describe(data))")
+            default:
+                Issue.record("seed \(seed): one reading \(one), two \(two): \(Self.describe(data))")
+            }
+        }
+    }
+
+    /// An import's array of a hundred thousand objects is big enough to be split, and reads whole.
+    @Test func aBigArrayIsSplitAndReadsWhole() throws {
+        let text = "[" + (0..<20_000).map { #"{"id": \#($0), "name": "item \"\#($0)\"", "tags": [1, {"a": "]"}]}"# }.joined(separator: ",") + "]"
+        let data = Data(text.utf8)
+        #expect(data.count >= JSONReader.splitThreshold)
+        guard case .array(let elements) = try JSONReader.read(data) else {
+            Issue.record("not an array")
+            return
+        }
+        #expect(elements.count == 20_000)
+        for (n, element) in elements.enumerated() {
+            guard case .object(let object) = element, case .int(let id) = object["id"], case .string(let name) = object["name"] else {
+                Issue.record("element \(n) is \(element)")
+                return
+            }
+            #expect(id == Int64(n) && name == "item \"\(n)\"")
+        }
+        // A failure past the middle names its byte, as a single reading does.
+        var damaged = Array(text.utf8)
+        let at = damaged.count * 3 / 4
+        damaged[at] = UInt8(ascii: "}")
+        let one = Result { () throws(JSONReader.Failure) in try JSONReader.read(Data(damaged), splitThreshold: .max) }
+        let two = Result { () throws(JSONReader.Failure) in try JSONReader.read(Data(damaged)) }
+        guard case .failure(let a) = one, case .failure(let b) = two else {
+            Issue.record("damaged text read: \(one), \(two)")
+            return
+        }
+        #expect(a.offset == b.offset && a.message == b.message)
+    }
+
     // MARK: Through the import
 
     @Test func importsReportMalformedJSONWithItsByteOffset() throws {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A big save's uniqueness check, left until a write breaks a unique index.
 ///
 /// The engine checks every unique index as each row is written (see `writeInRounds`), so a save whose
@@ -10,18 +8,11 @@ import Foundation
 /// nothing of the save is written. Small saves check before writing: the check costs little there,
 /// and a failed write would cost more than it saves.
 struct DeferredUniquenessCheck {
-    /// Saves writing fewer constrained rows than this check them before writing.
+    /// Saves writing fewer rows than this check them before writing.
     static let threshold = 2_000
-
-    let check: UniquenessCheck
-    let written: [UniquenessCheck.Written]
-    let removed: [String: Set<Int64>]
 
     /// Runs the check after a failed write.
     /// - Throws: `ConstraintConflictsFound` with the conflicts found; what the check threw. Returns
     ///   when there are none (then the write failed for another reason, which the caller throws).
-    func run() throws {
-        let found = try check.conflicts(written, removed: removed)
-        if !found.isEmpty { throw ConstraintConflictsFound(conflicts: found) }
-    }
+    let run: () throws -> Void
 }

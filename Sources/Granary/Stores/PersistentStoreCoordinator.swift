@@ -338,12 +338,25 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Throws the uniqueness conflicts of the rows a save writes, if there are any; for a big save,
-    /// returns the check for the caller to run if a write fails (see `DeferredUniquenessCheck`).
+    /// returns the check for the caller to run if a write fails (see `DeferredUniquenessCheck`), having
+    /// done nothing else: listing a big save's rows for the check was itself a visible cost.
     private static func checkUniqueness(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
                                         updates: [(ref: RowReference, table: String, row: Row, before: Row)],
                                         store: PersistentStore, snapshot: Snapshot) throws -> DeferredUniquenessCheck? {
         // Most models have no uniqueness constraint: then nothing here may cost a pass over the rows.
         guard store.mapping.tables.contains(where: { $0.schema.indexes.contains(where: \.isUnique) }) else { return nil }
+        let check = {
+            try uniquenessConflicts(changes, inserts: inserts, updates: updates, store: store, snapshot: snapshot)
+        }
+        if inserts.count + updates.count >= DeferredUniquenessCheck.threshold { return DeferredUniquenessCheck(run: check) }
+        try check()
+        return nil
+    }
+
+    /// Throws `ConstraintConflictsFound` with every uniqueness conflict of the rows a save writes.
+    private static func uniquenessConflicts(_ changes: StoreChanges, inserts: [(ref: RowReference, table: String, row: Row)],
+                                            updates: [(ref: RowReference, table: String, row: Row, before: Row)],
+                                            store: PersistentStore, snapshot: Snapshot) throws {
         var constrained: [String: Bool] = [:]
         func isConstrained(_ table: String) -> Bool {
             if let known = constrained[table] { return known }
@@ -361,18 +374,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let p = updates[k]
             written.append(.init(id: changes.updates[k].id, table: p.table, key: p.ref.key, row: p.row, before: p.before))
         }
-        guard !written.isEmpty else { return nil }
+        guard !written.isEmpty else { return }
         var removed: [String: Set<Int64>] = [:]
         for delete in changes.deletes {
             guard let key = delete.id.primaryKey, let table = try? store.entityMapping(delete.entity.name).tableName,
                 isConstrained(table) else { continue }
             removed[table, default: []].insert(key)
         }
-        let check = UniquenessCheck(store: store, snapshot: snapshot, model: store.model)
-        if written.count >= DeferredUniquenessCheck.threshold { return DeferredUniquenessCheck(check: check, written: written, removed: removed) }
-        let found = try check.conflicts(written, removed: removed)
+        let found = try UniquenessCheck(store: store, snapshot: snapshot, model: store.model).conflicts(written, removed: removed)
         if !found.isEmpty { throw ConstraintConflictsFound(conflicts: found) }
-        return nil
     }
 
     /// Whether every reference in `inserts` names a row the save inserts: a key among `newKeys`, the

@@ -1,9 +1,10 @@
+import Dispatch
 import Foundation
 
 /// JSON as an import holds it: typed once, when read, so that mapping a value is a switch rather than
 /// a chain of dynamic casts (casting `Any` that came from `JSONSerialization` bridges `NSNumber` and
 /// `NSDictionary` on every read, and cost more than everything else an import does).
-enum JSONNode {
+enum JSONNode: Sendable {
     case null
     case bool(Bool)
     /// An integer literal that fits in 64 bits (larger ones are `double`).
@@ -101,4 +102,18 @@ enum JSONNode {
         }
     }
 
+}
+
+extension JSONNode {
+    /// Documents with at least this many top-level elements are freed by `releaseElsewhere`.
+    static let releaseElsewhereThreshold = 10_000
+
+    /// Frees a big document on another thread: releasing a hundred thousand parsed objects, their
+    /// keys and strings, was a fiftieth of an import on the thread that ran it, after the work was done.
+    /// Small documents are freed here, where that costs less than the hand-off.
+    static func releaseElsewhere(_ nodes: consuming [JSONNode]) {
+        guard nodes.count >= releaseElsewhereThreshold else { return }
+        let doomed = nodes
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(doomed) {} }
+    }
 }

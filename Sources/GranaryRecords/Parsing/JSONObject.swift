@@ -5,7 +5,7 @@
 /// members by comparing strings, which for short keys is two machine words. Objects with many members
 /// get an index, built once. A key given twice is read as its last occurrence, as a dictionary would
 /// keep it.
-struct JSONObject: Sequence, ExpressibleByDictionaryLiteral {
+struct JSONObject: Sequence, ExpressibleByDictionaryLiteral, Sendable {
     private let members: [(key: String, value: JSONNode)]
     /// The last position of each key, for objects too large to scan.
     private let index: [String: Int]?

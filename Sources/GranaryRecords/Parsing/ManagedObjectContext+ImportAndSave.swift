@@ -93,6 +93,8 @@ extension Parsable {
     @discardableResult
     public static func parseAndSave(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
         let elements = try decodeTopLevel(jsonData)
-        return try context.importAndSave { try parse(nodes: elements, in: context) }
+        let result = Result { try context.importAndSave { try parse(nodes: elements, in: context) } }
+        JSONNode.releaseElsewhere(consume elements)
+        return try result.get()
     }
 }

@@ -56,7 +56,10 @@ extension Parsable {
     ///   object nor an array; otherwise as ``parse(jsonArray:in:)->[Self]``.
     @discardableResult
     public static func parse(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
-        try parse(nodes: decodeTopLevel(jsonData), in: context)
+        let elements = try decodeTopLevel(jsonData)
+        let result = Result { try parse(nodes: elements, in: context) }
+        JSONNode.releaseElsewhere(consume elements)
+        return try result.get()
     }
 
     /// Imports a JSON array as ``parse(jsonArray:in:)->[Self]`` does, but leaves out the elements that fail

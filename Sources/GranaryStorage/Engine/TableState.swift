@@ -261,14 +261,25 @@ struct TableState: Sendable {
         if key >= nextKey { nextKey = key == .max ? key : key + 1 }
     }
 
-    private func existingRow(_ key: Int64) throws -> Row {
-        guard let old = try row(forKey: key) else { throw StorageError.noSuchRow(table: name, key: key) }
-        return old
+    /// The stored row's values in the columns of some index, the others null: all `indexChanges` reads
+    /// of a row being replaced or removed.
+    private func existingIndexedValues(_ key: Int64) throws -> Row {
+        let indexes = self.indexes
+        let end = indexes.reduce(0) { max($0, ($1.columnPositions.max() ?? -1) + 1) }
+        let row = try IndexKey.withPrimaryKey(key) { kb in
+            try rows.withValue(forKey: kb) { bytes in
+                try RowCodec.decodeColumns(bytes, end: end, table: name, key: key) { position in
+                    indexes.contains { $0.columnPositions.contains(position) }
+                }
+            }
+        }
+        guard let row else { throw StorageError.noSuchRow(table: name, key: key) }
+        return row
     }
 
     /// Replaces a row; returns nothing because the caller already holds the old row when it needs it.
     mutating func update(_ row: Row, encoded: [UInt8], key: Int64) throws {
-        let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingRow(key), new: row)
+        let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingIndexedValues(key), new: row)
         if indexes.isEmpty && !containsRow(key) { throw StorageError.noSuchRow(table: name, key: key) }
         store(encoded, key: key)
         apply(changes)
@@ -279,7 +290,7 @@ struct TableState: Sendable {
     }
 
     mutating func delete(key: Int64) throws {
-        let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingRow(key), new: nil)
+        let changes = try indexes.isEmpty ? [] : indexChanges(key: key, old: existingIndexedValues(key), new: nil)
         if indexes.isEmpty && !containsRow(key) { throw StorageError.noSuchRow(table: name, key: key) }
         IndexKey.withPrimaryKey(key) { _ = rows.remove(key: $0) }
         apply(changes)
