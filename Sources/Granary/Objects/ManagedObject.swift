@@ -44,7 +44,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// every link. Dropped on every write to `values` but the ones that keep it up to date. By property
     /// index, as long as the highest index that has one (an array: taking a set out of a dictionary and
     /// putting it back on every link cost more than the membership test it serves).
-    @exclusivity(unchecked) var memberSets: [Set<ManagedObjectID>?] = []
+    @exclusivity(unchecked) var memberSets: [MemberIDSet?] = []
     /// The values as last read from or written to the store (or parent context); `nil` for an object
     /// that was never saved.
     @exclusivity(unchecked) var committed: [Any?]?
@@ -407,8 +407,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
                 added = true
                 return true
             }
-            if members == nil { members = Set(ids) }
-            guard members!.insert(id).inserted else { return false }
+            if members == nil { members = MemberIDSet(ids) }
+            guard members!.insert(id) else { return false }
             ids.append(id)
             added = true
             return true
@@ -418,11 +418,11 @@ open class ManagedObject: CustomStringConvertible, Hashable {
 
     /// `mutateIDs` for an edit that keeps the relationship's member set up to date itself (nil when
     /// there is none), so that the write does not drop it.
-    private func mutateMembers(at i: Int, _ body: (inout [ManagedObjectID], inout Set<ManagedObjectID>?) -> Bool) {
+    private func mutateMembers(at i: Int, _ body: (inout [ManagedObjectID], inout MemberIDSet?) -> Bool) {
         // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
         fireFaultIfNeeded()
         // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
-        var members: Set<ManagedObjectID>?
+        var members: MemberIDSet?
         if i < memberSets.count {
             members = memberSets[i]
             memberSets[i] = nil
