@@ -9,7 +9,8 @@ import Testing
 @Suite struct MemberIDSetTests {
     @Test func randomEditsAnswerAsASetDoes() async {
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int.max)) { seed in
-            var g = SeededGenerator(seed: UInt64(truncatingIfNeeded: seed))
+            // SplitMix64 (shared with the derived-attribute suite), so that a failing seed replays.
+            var g = DerivedAttributePropertyTests.Random(state: UInt64(truncatingIfNeeded: seed))
             let stores = [UUID(), UUID()]
             let pool = Int64.random(in: 1...300, using: &g)
             func randomID() -> ManagedObjectID {
@@ -36,14 +37,3 @@ import Testing
     }
 }
 
-/// SplitMix64: the same sequence for the same seed, so a failing seed replays.
-private struct SeededGenerator: RandomNumberGenerator {
-    var seed: UInt64
-    mutating func next() -> UInt64 {
-        seed &+= 0x9E37_79B9_7F4A_7C15
-        var z = seed
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -247,23 +247,12 @@ struct JSONReader {
     private mutating func array(depth: Int) throws(Failure) -> JSONNode {
         guard depth <= Self.depthLimit else { throw failure("arrays and objects nested deeper than \(Self.depthLimit)") }
         position += 1
-        var elements: [JSONNode] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
             position += 1
-            return .array(elements)
+            return .array([])
         }
-        while true {
-            skipWhitespace()
-            elements.append(try value(depth: depth))
-            skipWhitespace()
-            guard position < bytes.count else { throw failure("unexpected end of text in an array") }
-            switch bytes[position] {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
-            default: throw failure("expected ',' or ']' in an array")
-            }
-        }
+        return .array(try elements(depth: depth, stoppingAt: nil).elements)
     }
 
     /// The key of the member at position `k` of an object, at its opening quote: the key read at that
