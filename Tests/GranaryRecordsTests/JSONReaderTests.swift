@@ -559,6 +559,17 @@ import Testing
     /// or the same failure at the same byte. (The split threshold is zero here, so every array with a
     /// comma past its middle is split; imports split only arrays of a megabyte or more.)
     @Test func anArrayReadInTwoHalvesReadsAsInOne() async {
+        // The edges first: nothing to split, text that ends at or inside the split, escapes at the middle.
+        for text in ["", " ", "[", "[1", "[1,", "[1,2", "[1,2]", "[[1,2],3]", #"["a\","b"]"#, #"["\\",1,2]"#, #"{"a":[1,2,3]}"#, "[1,2] x"] {
+            let data = Data(text.utf8)
+            let one = Result { () throws(JSONReader.Failure) in try JSONReader.read(data, splitThreshold: .max) }
+            let two = Result { () throws(JSONReader.Failure) in try JSONReader.read(data, splitThreshold: 0) }
+            switch (one, two) {
+            case (.success(let a), .success(let b)): #expect(Self.same(a, b), "\(text)")
+            case (.failure(let a), .failure(let b)): #expect(a.message == b.message && a.offset == b.offset, "\(text)")
+            default: Issue.record("\(text): one reading \(one), two \(two)")
+            }
+        }
         await propertyCheck(count: 400, input: Gen.int(in: 0...Int.max)) { seed in
             var g = SplitMixGenerator(seed: seed)
             let elements = (0..<Int.random(in: 0...12, using: &g)).map { _ in Self.value(&g, depth: 1) }

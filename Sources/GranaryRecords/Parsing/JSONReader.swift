@@ -55,7 +55,7 @@ struct JSONReader {
             if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { reader.position = 3 }
             reader.skipWhitespace()
             let value: JSONNode
-            if buffer.count - reader.position >= splitThreshold, buffer[reader.position] == UInt8(ascii: "["),
+            if reader.position < buffer.count, buffer.count - reader.position >= splitThreshold, buffer[reader.position] == UInt8(ascii: "["),
                 let split = reader.topLevelSplit()
             {
                 value = try reader.arrayInTwoHalves(splittingAt: split)
