@@ -9,7 +9,7 @@
 /// and a failed write would cost more than it saves.
 struct DeferredUniquenessCheck {
     /// Saves writing fewer rows than this check them before writing.
-    static let threshold = 2_000
+    static let threshold = 1_000
 
     /// Runs the check after a failed write.
     /// - Throws: `ConstraintConflictsFound` with the conflicts found; what the check threw. Returns

@@ -18,7 +18,7 @@ final class PendingGraphRepair: @unchecked Sendable {
 
     /// Saves writing fewer rows than this run the pass on the saving thread: a hand-off costs more
     /// than a short pass.
-    static let threshold = 4_000
+    static let threshold = 1_000
 
     private let done = DispatchSemaphore(value: 0)
     private var outcome: Result<GraphRepair, any Error>?
