@@ -477,13 +477,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             let hasUniqueIndexes = store.mapping.tables.contains { $0.schema.indexes.contains(where: \.isUnique) }
             guard linksChange else {
                 // No relationship set, changed or deleted: nothing to finish at the other ends.
-                if hasUniqueIndexes {
-                    try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
-                    try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
-                    return
-                }
-                for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
-                for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
+                try writeContextRows(hasUniqueIndexes: hasUniqueIndexes)
                 return
             }
 
@@ -508,8 +502,6 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 guard let table = snapshot.tableName(for: ref.table) else { continue }
                 try tx.delete(from: table, key: ref.key)
             }
-            // The working set holds the save's rows first, in the order they were added: inserts, then
-            // updates; then the rows the pass loaded.
             var touched: [(RowReference, TableMapping)] = []
             var deferredUpdates: [RowWrite] = [], deferredInserts: [RowWrite] = []
             func write(_ w: RowWrite) throws {
@@ -522,22 +514,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 }
             }
             for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
-                switch entry.origin {
-                case .inserted:
-                    let p = inserts[k]
-                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                    try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true))
-                case .updated:
-                    let p = updates[k - inserts.count]
-                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                    try write(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
-                case .repaired:
-                    guard entry.touched else { continue }
-                    var row = entry.row
-                    guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
-                    row[StorageMapping.versionColumn] = .int(version + 1)
-                    try write(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
-                }
+                if entry.origin == .repaired && !entry.touched { continue }
+                guard let w = try rowWrite(of: entry, at: k, graph: &graph) else { continue }
+                try write(w)
                 if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
             }
             try writeInRounds(deferredUpdates, in: tx)
@@ -557,17 +536,42 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 outcome.touched[record.id] = record
             }
         }
+        /// The save's rows as the context wrote them. With unique indexes, updates go first and each set
+        /// in rounds (see `writeInRounds`); without, the save's own order.
+        func writeContextRows(hasUniqueIndexes: Bool) throws {
+            if hasUniqueIndexes {
+                try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
+                try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+                return
+            }
+            for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
+            for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
+        }
+        /// The write of one row of the graph pass's working set, which holds the save's rows first, in the
+        /// order they were added (inserts, then updates), then the rows the pass loaded. A loaded row the
+        /// pass changed gets the next row version; nil for one without a version.
+        func rowWrite(of entry: GraphRepair.Entry, at k: Int, graph: inout GraphRepair) throws -> RowWrite? {
+            switch entry.origin {
+            case .inserted:
+                let p = inserts[k]
+                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                return RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true)
+            case .updated:
+                let p = updates[k - inserts.count]
+                assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
+                return RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false)
+            case .repaired:
+                var row = entry.row
+                guard case .int(let version) = row[StorageMapping.versionColumn] else { return nil }
+                row[StorageMapping.versionColumn] = .int(version + 1)
+                return RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false)
+            }
+        }
         /// A big save that deletes nothing: its rows are written as the context wrote them while the graph
         /// pass runs on another thread (see `PendingGraphRepair`); then what the pass changed is written.
         func writeBesideRepair(_ pending: PendingGraphRepair, hasUniqueIndexes: Bool) throws {
             do {
-                if hasUniqueIndexes {
-                    try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
-                    try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
-                } else {
-                    for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
-                    for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
-                }
+                try writeContextRows(hasUniqueIndexes: hasUniqueIndexes)
             } catch {
                 // The pass reads only the snapshot; it is left to end on its own.
                 _ = try? pending.finish()
@@ -577,28 +581,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             var touched: [(RowReference, TableMapping)] = []
             var rewrites: [RowWrite] = []
             for (k, entry) in graph.entries.enumerated() where entry.touched {
-                switch entry.origin {
-                case .inserted:
-                    let p = inserts[k]
-                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                    rewrites.append(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
-                case .updated:
-                    let p = updates[k - inserts.count]
-                    assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                    rewrites.append(RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false))
-                case .repaired:
-                    var row = entry.row
-                    guard case .int(let version) = row[StorageMapping.versionColumn] else { continue }
-                    row[StorageMapping.versionColumn] = .int(version + 1)
-                    rewrites.append(RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false))
-                }
+                // Every row is in the store by now: what the pass changed is an update of it.
+                guard var w = try rowWrite(of: entry, at: k, graph: &graph) else { continue }
+                w.isInsert = false
+                rewrites.append(w)
                 touched.append((entry.ref, try graph.tableMapping(entry.ref.table)))
             }
-            if hasUniqueIndexes {
-                try writeInRounds(rewrites, in: tx)
-            } else {
-                for w in rewrites { try tx.update(w.row, in: w.table, key: w.key) }
-            }
+            // Updates only: without unique indexes, one round in the given order.
+            try writeInRounds(rewrites, in: tx)
             try recordTouched(touched)
         }
         do {

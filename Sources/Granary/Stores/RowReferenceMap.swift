@@ -1,7 +1,8 @@
 import GranaryStorage
 
-/// A hash table from row references (or a row reference and a column) to integers, for the graph
-/// pass of a save.
+/// A hash table from row references (or a row reference and a column, or any pair of integers the
+/// store or a context hands out) to integers, for the graph pass of a save and the member sets of
+/// inverse maintenance (`MemberIDSet`).
 ///
 /// Swift's `Dictionary` hashes with SipHash under a per-table seed: sound against keys an attacker
 /// chooses, and a visible cost when a save that links 100,000 rows looks references up several

@@ -123,13 +123,13 @@ struct JSONReader {
             if half == 0 {
                 first = Result { () throws(Failure) in
                     reader.position += 1
-                    let (elements, end) = try reader.elements(depth: 1, stoppingAt: split)
-                    return end == split ? elements : nil
+                    let elements = try reader.elements(depth: 1, stoppingAt: split)
+                    return reader.position == split ? elements : nil
                 }
             } else {
                 var rest = JSONReader(bytes)
                 rest.position = split
-                second = Result { () throws(Failure) in try rest.elements(depth: 1, stoppingAt: nil) }
+                second = Result { () throws(Failure) in (try rest.elements(depth: 1, stoppingAt: nil), rest.position) }
             }
         }
         guard var elements = try first.get() else {
@@ -143,9 +143,9 @@ struct JSONReader {
         return .array(elements)
     }
 
-    /// The elements of an array from the start of one, up to the array's `]` or up to `stop` (just past
-    /// a comma), with where the reading stopped.
-    private mutating func elements(depth: Int, stoppingAt stop: Int?) throws(Failure) -> (elements: [JSONNode], end: Int) {
+    /// The elements of an array from the start of one, up to past the array's `]` or up to `stop` (just
+    /// past a comma).
+    private mutating func elements(depth: Int, stoppingAt stop: Int?) throws(Failure) -> [JSONNode] {
         var elements: [JSONNode] = []
         while true {
             skipWhitespace()
@@ -155,10 +155,10 @@ struct JSONReader {
             switch bytes[position] {
             case UInt8(ascii: ","):
                 position += 1
-                if position == stop { return (elements, position) }
+                if position == stop { return elements }
             case UInt8(ascii: "]"):
                 position += 1
-                return (elements, position)
+                return elements
             default: throw failure("expected ',' or ']' in an array")
             }
         }
@@ -252,7 +252,7 @@ struct JSONReader {
             position += 1
             return .array([])
         }
-        return .array(try elements(depth: depth, stoppingAt: nil).elements)
+        return .array(try elements(depth: depth, stoppingAt: nil))
     }
 
     /// The key of the member at position `k` of an object, at its opening quote: the key read at that

@@ -92,9 +92,6 @@ extension Parsable {
     ///   `parseAndSave(jsonArray:in:)` throws.
     @discardableResult
     public static func parseAndSave(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
-        let elements = try decodeTopLevel(jsonData)
-        let result = Result { try context.importAndSave { try parse(nodes: elements, in: context) } }
-        JSONNode.releaseElsewhere(consume elements)
-        return try result.get()
+        try withTopLevel(of: jsonData) { elements in try context.importAndSave { try parse(nodes: elements, in: context) } }
     }
 }

@@ -56,10 +56,7 @@ extension Parsable {
     ///   object nor an array; otherwise as ``parse(jsonArray:in:)->[Self]``.
     @discardableResult
     public static func parse(jsonData: Data, in context: ManagedObjectContext) throws -> [Self] {
-        let elements = try decodeTopLevel(jsonData)
-        let result = Result { try parse(nodes: elements, in: context) }
-        JSONNode.releaseElsewhere(consume elements)
-        return try result.get()
+        try withTopLevel(of: jsonData) { try parse(nodes: $0, in: context) }
     }
 
     /// Imports a JSON array as ``parse(jsonArray:in:)->[Self]`` does, but leaves out the elements that fail
@@ -112,7 +109,16 @@ extension Parsable {
     /// Imports JSON text as ``parseSkippingInvalid(jsonArray:in:)->_`` does.
     /// - Throws: ``ParsingError`` `.invalidJSON` for text that is not JSON; as the array form otherwise.
     public static func parseSkippingInvalid(jsonData: Data, in context: ManagedObjectContext) throws -> ParseReport<Self> {
-        try parseSkippingInvalid(nodes: decodeTopLevel(jsonData), in: context)
+        try withTopLevel(of: jsonData) { try parseSkippingInvalid(nodes: $0, in: context) }
+    }
+
+    /// Runs `body` on the elements of JSON text (see `decodeTopLevel`), then frees them, a big document
+    /// on another thread (`JSONNode.releaseElsewhere`).
+    static func withTopLevel<R>(of data: Data, _ body: ([JSONNode]) throws -> R) throws -> R {
+        let elements = try decodeTopLevel(data)
+        let result = Result { try body(elements) }
+        JSONNode.releaseElsewhere(consume elements)
+        return try result.get()
     }
 
     static func decodeTopLevel(_ data: Data) throws -> [JSONNode] {
