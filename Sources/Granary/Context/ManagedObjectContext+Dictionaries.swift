@@ -35,6 +35,7 @@ extension ManagedObjectContext {
     ///   ``ContextError``); and what `fetch(_:)` throws.
     public func fetchDictionaries<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [[String: Any]] {
         assertOnQueue()
+        applyDeferredLinks()
         let entity = try entity(for: request)
         if AggregateQuery.isAggregate(request) { return try fetchAggregates(request, entity: entity) }
         if request.havingPredicate != nil {

@@ -5,7 +5,10 @@ extension ManagedObjectContext {
     /// `validateForDelete()`, which check the model's rules unless overridden) and returns every problem
     /// (empty: the context can be saved). Values a `validateValue(_:forKey:)` would coerce are left as
     /// they are: only `save()` stores them.
-    public func validationErrors() -> [Error] { collectValidationErrors() }
+    public func validationErrors() -> [Error] {
+        applyDeferredLinks()
+        return collectValidationErrors()
+    }
 
     /// `validationErrors()`, storing coerced values when the save asks for it (`lifecycle.appliesCoercions`).
     func collectValidationErrors() -> [Error] {
@@ -51,6 +54,7 @@ extension ManagedObjectContext {
     ///   context is `isReadOnly`), store errors.
     public func save() throws {
         assertOnQueue()
+        applyDeferredLinks()
         guard hasChanges else {
             // Nothing to write, but observers may still be owed news: an object inserted, announced and
             // then deleted leaves no change, yet whoever showed it must hear that it is gone. Nothing can
@@ -340,6 +344,8 @@ extension ManagedObjectContext {
     /// - Throws: store errors. One write per store involved reserves every key it needs.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
+        // The logged edits name objects by the IDs they have now.
+        applyDeferredLinks()
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
         try obtainPermanentIDs(for: objects) { try coordinator.store(forEntity: $0.entity.name) }
     }

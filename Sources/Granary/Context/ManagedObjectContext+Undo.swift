@@ -40,6 +40,8 @@ extension ManagedObjectContext {
     // MARK: Recording
 
     func undoManagerDidChange(from old: ContextUndoManager?) {
+        // From here on, edits are recorded where they happen.
+        applyDeferredLinks()
         old?.removeCheckpointObserver(self)
         old?.removeAllActions(withTarget: self)
         pendingUndo = UndoRecord()

@@ -170,6 +170,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// does for a deleted row (without this, a reference made a fault of an ID no store can load, and the
     /// save failed on it).
     @exclusivity(unchecked) var discarded: [ManagedObjectID: ManagedObject] = [:]
+    /// The inverse edits an import logs while `deferringInverseLinks(_:)` runs; nil otherwise.
+    @exclusivity(unchecked) var deferredLinks: DeferredInverseLinks?
     /// What faulting has loaded in this context, for tests that count loads.
     var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
@@ -307,6 +309,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Every object the context holds alive.
     public var registeredObjects: Set<ManagedObject> {
+        applyDeferredLinks()
         sweepRegistry()
         return Set(registry.values)
     }
@@ -500,6 +503,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// now: nullify unlinks the other side, cascade deletes the destinations, deny is checked at save.
     public func delete(_ object: ManagedObject) {
         assertOnQueue()
+        // The rules read and edit the relationships of the object and of its destinations.
+        applyDeferredLinks()
         // A discarded object is already gone (a cascade reaches one through a no-action leftover).
         guard !object.deletedState, discarded.isEmpty || discarded[object.objectID] !== object else { return }
         object.fireFaultIfNeeded()
@@ -584,10 +589,24 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Change sets
 
-    public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter(\.insertedState)) }
-    public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter(\.deletedState)) }
-    public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter(\.isUpdated)) }
-    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } }
+    // The change sets are read after the edits an import logged are applied: the owners they edit
+    // join the changes only then.
+    public var insertedObjects: Set<ManagedObject> {
+        applyDeferredLinks()
+        return Set(changed.values.filter(\.insertedState))
+    }
+    public var deletedObjects: Set<ManagedObject> {
+        applyDeferredLinks()
+        return Set(changed.values.filter(\.deletedState))
+    }
+    public var updatedObjects: Set<ManagedObject> {
+        applyDeferredLinks()
+        return Set(changed.values.filter(\.isUpdated))
+    }
+    public var hasChanges: Bool {
+        applyDeferredLinks()
+        return changed.values.contains { $0.hasChanges }
+    }
 
     /// Ends the current event: registers its changes with the undo manager as one undo action, closes
     /// the manager's group for the event, and posts objects-did-change for what changed since the last
@@ -595,6 +614,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// redo and rollback, and whenever you call this.
     public func processPendingChanges() {
         assertOnQueue()
+        applyDeferredLinks()
         endUndoEvent()
         postPendingChanges()
     }
@@ -620,6 +640,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// their last saved values. Empties the undo manager's stacks, as in Core Data.
     public func rollback() {
         assertOnQueue()
+        applyDeferredLinks()
         var restored: [ManagedObject] = []
         for object in changed.values {
             object.rejectedValues = []
@@ -654,6 +675,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// manager's stacks, as in Core Data: their actions would restore objects the context no longer has.
     public func reset() {
         assertOnQueue()
+        applyDeferredLinks()
         for object in registry.values {
             object.managedObjectContext = nil
             object.forgetFetchedResults()
@@ -670,6 +692,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// from the store and puts its unsaved changes back on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue()
+        applyDeferredLinks()
         // Fetched properties are evaluated again after a refresh, whatever else it does (Core Data).
         if object.managedObjectContext === self { object.forgetFetchedResults() }
         guard object.managedObjectContext === self, !object.insertedState else { return }
@@ -731,6 +754,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// (keeping this context's unsaved changes), deleted ones leave the context, and observers are told.
     public func mergeChanges(fromContextDidSave changes: ContextChanges) {
         assertOnQueue()
+        applyDeferredLinks()
         for id in changes.updated {
             guard let object = liveObject(id), !object.faultState else {
                 // Nothing loaded to refresh, but observers (fetched-results controllers) may need to

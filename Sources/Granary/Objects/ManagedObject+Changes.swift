@@ -6,6 +6,7 @@ extension ManagedObject {
     /// transient property, is no persistent change (Core Data's `hasPersistentChangedValues`): the
     /// save skips such an object, so it causes no write, no conflict and no update notification.
     public var hasPersistentChangedValues: Bool {
+        applyPendingLinks()
         if insertedState { return true }
         for i in changedIndexes where !isTransient(at: i) && !holdsCommittedValue(at: i) { return true }
         return false
@@ -14,6 +15,7 @@ extension ManagedObject {
     /// The persistent properties changed since the last save, by index: every one of an inserted
     /// object, else the changed ones whose values differ from the saved ones.
     func persistentChangedIndexes() -> [Int] {
+        applyPendingLinks()
         if insertedState { return layout.names.indices.filter { !isTransient(at: $0) } }
         return changedIndexes.sorted().filter { !isTransient(at: $0) && !holdsCommittedValue(at: $0) }
     }

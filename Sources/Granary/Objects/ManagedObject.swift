@@ -61,6 +61,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     /// Set once `awakeFromInsert()` has run: Core Data calls it once in an object's life, not again
     /// when the object is inserted anew (into a parent by a child's save, or after a rollback).
     @exclusivity(unchecked) var hasAwokenFromInsert = false
+    /// Set while the context's `DeferredInverseLinks` holds edits of this object's relationships.
+    @exclusivity(unchecked) var hasDeferredLinks = false
     /// Set while `addMember` writes a relationship whose member set it keeps up to date itself.
     @exclusivity(unchecked) private var keepsMemberSets = false
     /// The property a save is validating, so that the model's rules, reached through the overridable
@@ -102,10 +104,23 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     public var isDeleted: Bool { deletedState }
     /// Whether the object has unsaved edits. An edit that set a property to its saved value counts
     /// (as in Core Data); `hasPersistentChangedValues` tells whether anything would be written.
-    public var isUpdated: Bool { !insertedState && !deletedState && !changedIndexes.isEmpty }
+    public var isUpdated: Bool {
+        applyPendingLinks()
+        return !insertedState && !deletedState && !changedIndexes.isEmpty
+    }
     /// Whether the object's values have not been loaded yet; touching any property loads them.
     public var isFault: Bool { faultState }
-    public var hasChanges: Bool { insertedState || deletedState || !changedIndexes.isEmpty || !rejectedValues.isEmpty }
+    public var hasChanges: Bool {
+        applyPendingLinks()
+        return insertedState || deletedState || !changedIndexes.isEmpty || !rejectedValues.isEmpty
+    }
+
+    /// Applies the edits an import logged for this object's relationships, if any, before its change
+    /// state is read (see `DeferredInverseLinks`).
+    @inline(__always)
+    func applyPendingLinks() {
+        if hasDeferredLinks { managedObjectContext?.applyDeferredLinks() }
+    }
 
     /// The persistent properties whose values differ from the last saved ones, with their new values
     /// (relationships as objects); every persistent property of an inserted object. A property set
@@ -317,8 +332,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         let old = oldID.flatMap { managedObjectContext?.registeredOrFault($0) }
         if old === target { return }
         setRaw(target?.objectID, at: i)
-        if let old { old.inverseRemove(self, relationship: r) }
-        if let target { target.inverseAdd(self, relationship: r) }
+        if let old, !old.deferInverse(of: self, relationship: r, isAddition: false) { old.inverseRemove(self, relationship: r) }
+        if let target, !target.deferInverse(of: self, relationship: r, isAddition: true) { target.inverseAdd(self, relationship: r) }
     }
 
     func setToMany(_ targets: [ManagedObject], at i: Int) throws {
@@ -400,25 +415,40 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func addMember(_ id: ManagedObjectID, at i: Int) -> Bool {
         var added = false
         mutateMembers(at: i) { ids, members in
-            guard ids.count >= Self.memberSetThreshold else {
-                members = nil
-                if ids.contains(id) { return false }
-                ids.append(id)
-                added = true
-                return true
-            }
-            if members == nil { members = MemberIDSet(ids) }
-            guard members!.insert(id) else { return false }
-            ids.append(id)
-            added = true
-            return true
+            added = Self.addMember(id, to: &ids, members: &members)
+            return added
         }
         return added
     }
 
+    /// Appends `id` to a relationship's IDs unless it is there, keeping its member set (built once the
+    /// relationship is long enough to need one); returns whether it was added.
+    static func addMember(_ id: ManagedObjectID, to ids: inout [ManagedObjectID], members: inout MemberIDSet?) -> Bool {
+        guard ids.count >= memberSetThreshold else {
+            members = nil
+            if ids.contains(id) { return false }
+            ids.append(id)
+            return true
+        }
+        if members == nil { members = MemberIDSet(ids) }
+        guard members!.insert(id) else { return false }
+        ids.append(id)
+        return true
+    }
+
+    /// Takes `id` out of a relationship's IDs, if it is there, keeping its member set; returns whether
+    /// it was there.
+    static func removeMember(_ id: ManagedObjectID, from ids: inout [ManagedObjectID], members: inout MemberIDSet?) -> Bool {
+        if let known = members, !known.contains(id) { return false }
+        guard let k = ids.firstIndex(of: id) else { return false }
+        ids.remove(at: k)
+        members?.remove(id)
+        return true
+    }
+
     /// `mutateIDs` for an edit that keeps the relationship's member set up to date itself (nil when
     /// there is none), so that the write does not drop it.
-    private func mutateMembers(at i: Int, _ body: (inout [ManagedObjectID], inout MemberIDSet?) -> Bool) {
+    func mutateMembers(at i: Int, _ body: (inout [ManagedObjectID], inout MemberIDSet?) -> Bool) {
         // Loaded first: loading replaces `values`, which must drop the sets as any other write does.
         fireFaultIfNeeded()
         // Taken out of the table, so that inserting into it does not copy it; it goes back up to date.
@@ -486,12 +516,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     func removeID(_ id: ManagedObjectID, at i: Int) -> Bool {
         var removed = false
         mutateMembers(at: i) { ids, members in
-            if let known = members, !known.contains(id) { return false }
-            guard let k = ids.firstIndex(of: id) else { return false }
-            ids.remove(at: k)
-            members?.remove(id)
-            removed = true
-            return true
+            removed = Self.removeMember(id, from: &ids, members: &members)
+            return removed
         }
         return removed
     }
@@ -499,6 +525,9 @@ open class ManagedObject: CustomStringConvertible, Hashable {
     // MARK: Faulting
 
     func fireFaultIfNeeded() {
+        // Every accessor comes here first: edits an import logged for this object are applied before
+        // anything reads it (see `DeferredInverseLinks`).
+        applyPendingLinks()
         guard faultState, let context = managedObjectContext else { return }
         if let batch {
             batch.faulter.load(batch.index)

@@ -164,20 +164,24 @@ extension Parsable {
         // mapped; `needs[n]` batches must be in before element n is.
         defer { session.finish() }
         let needs = try session.prefetch(Self.self, ids: ids, pipelined: true)
-        var result: [Self] = []
-        result.reserveCapacity(indices.count)
-        for (n, i) in indices.enumerated() {
-            guard case .object(let json) = jsonArray[i] else { continue }  // checked above
-            do {
-                if let needs { try session.awaitPrefetched(Self.self, batches: needs[n]) }
-                let object = try session.object(Self.self, id: ids[n], batchTaken: needs != nil)
-                try session.map(json, onto: object, keyPrefix: "")
-                result.append(object)
-            } catch var error as ParsingError {
-                error.index = i
-                throw error
+        // Items linked to parents edit the parents' to-many sides in one pass per parent, after the
+        // elements are mapped (or as soon as anything reads a parent): see `deferringInverseLinks(_:)`.
+        return try context.deferringInverseLinks {
+            var result: [Self] = []
+            result.reserveCapacity(indices.count)
+            for (n, i) in indices.enumerated() {
+                guard case .object(let json) = jsonArray[i] else { continue }  // checked above
+                do {
+                    if let needs { try session.awaitPrefetched(Self.self, batches: needs[n]) }
+                    let object = try session.object(Self.self, id: ids[n], batchTaken: needs != nil)
+                    try session.map(json, onto: object, keyPrefix: "")
+                    result.append(object)
+                } catch var error as ParsingError {
+                    error.index = i
+                    throw error
+                }
             }
+            return result
         }
-        return result
     }
 }
