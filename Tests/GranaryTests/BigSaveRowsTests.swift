@@ -2,9 +2,9 @@ import Foundation
 @testable import Granary
 import Testing
 
-/// A save of at least `SaveRows.parallelThreshold` rows encodes them in two halves on two threads. It
+/// A save of at least `SaveRows.parallelThreshold` rows encodes them in parts on two threads. It
 /// must write exactly what a save encoding row after row writes, and fail as it fails: a bad row in
-/// either half stops the whole save, and nothing is written.
+/// any part stops the whole save, and nothing is written.
 @Suite struct BigSaveRowsTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(version: "1") {
@@ -76,8 +76,9 @@ import Testing
         for n in Int64(3_000)..<6_000 { #expect(stored[n]?.label == "new" && stored[n]?.next == n - 3_000, "node \(n)") }
     }
 
-    @Test(arguments: [100, 4_500])
-    func aBadRowInEitherHalfFailsTheWholeSave(bad: Int) throws {
+    /// In the first part, in a middle one (`SaveRows.partSize` rows a part) and in the last.
+    @Test(arguments: [100, 2_500, 4_500])
+    func aBadRowInAnyPartFailsTheWholeSave(bad: Int) throws {
         let localURL = scratchURL("local-\(bad)"), sharedURL = scratchURL("shared-\(bad)")
         defer {
             try? FileManager.default.removeItem(at: localURL)
@@ -105,7 +106,7 @@ import Testing
             try context.save()
             // 5,000 new nodes in the first store; one of them links to the node of the other store, which
             // a row cannot reference (through a relationship without inverse, so no row of the other
-            // store changes and the error is this store's, from one half or the other).
+            // store changes and the error is this store's, from whichever part holds it).
             for n in 0..<5_000 {
                 let node = ManagedObject(entity: entity, insertInto: context)
                 try node.setValue(Int64(n), forKey: "n")

@@ -6,7 +6,7 @@ import GranaryStorage
 ///
 /// Encoding is a tenth of a big save and each row's is independent of the others' (it reads the
 /// object's values, the store's fixed codecs and the keys the save hands out), so a big save encodes
-/// its two halves on two threads.
+/// its rows in parts on two threads.
 struct SaveRows {
     typealias Insert = (ref: RowReference, table: String, row: Row)
     typealias Update = (ref: RowReference, table: String, row: Row, before: Row)
@@ -16,8 +16,12 @@ struct SaveRows {
     /// Whether some row links to anything (an insert) or changes its links (an update).
     var linksChange = false
 
-    /// Saves of at least this many rows are encoded in two halves at once.
+    /// Saves of at least this many rows are encoded in parts at once.
     static let parallelThreshold = 4_000
+    /// Rows of a part. Parts, not halves: rows differ in cost (an update reads the row it replaces, an
+    /// owner's row lists all its members), and two threads taking parts as they finish stay busy
+    /// where one of two halves finished long before the other.
+    static let partSize = 1_000
 
     /// Encodes the rows of `changes`: the inserts under the keys in `ids` (temporary ID → permanent),
     /// the updates one version up from the one they expect, over the stored rows in `before`.
@@ -28,32 +32,40 @@ struct SaveRows {
         let total = changes.inserts.count + changes.updates.count
         let work = UncheckedBox((changes, store, snapshot, ids, before))
         guard total >= parallelThreshold else { return try build(work.value, range: 0..<total) }
-        let halves = Halves()
-        let middle = total / 2
-        DispatchQueue.concurrentPerform(iterations: 2) { half in
-            let result = Result { try build(work.value, range: half == 0 ? 0..<middle : middle..<total) }
-            halves.lock.withLock { halves.results[half] = result }
+        let partCount = (total + partSize - 1) / partSize
+        let parts = Parts(count: partCount)
+        DispatchQueue.concurrentPerform(iterations: partCount) { part in
+            let range = part * partSize..<min(total, (part + 1) * partSize)
+            let result = Result { try build(work.value, range: range) }
+            parts.lock.withLock { parts.results[part] = result }
         }
-        // In order: the first half's error is the one a save encoding row after row would meet first.
-        var rows = try halves.results[0]!.get()
-        let second = try halves.results[1]!.get()
-        rows.inserts += second.inserts
-        rows.updates += second.updates
-        rows.linksChange = rows.linksChange || second.linksChange
+        // In order: the first part's error is the one a save encoding row after row would meet first.
+        var rows = SaveRows()
+        rows.inserts.reserveCapacity(changes.inserts.count)
+        rows.updates.reserveCapacity(changes.updates.count)
+        for result in parts.results {
+            let part = try result!.get()
+            rows.inserts += part.inserts
+            rows.updates += part.updates
+            rows.linksChange = rows.linksChange || part.linksChange
+        }
         return rows
     }
 
-    /// The two halves' outcomes, each written once by its own thread.
-    private final class Halves: @unchecked Sendable {
+    /// The parts' outcomes, each written once by the thread that encoded it.
+    private final class Parts: @unchecked Sendable {
         let lock = NSLock()
-        var results: [Result<SaveRows, any Error>?] = [nil, nil]
+        var results: [Result<SaveRows, any Error>?]
+        init(count: Int) { results = Array(repeating: nil, count: count) }
     }
 
     /// The rows at positions `range` of the save's inserts followed by its updates.
     private static func build(_ work: (StoreChanges, PersistentStore, Snapshot, [ManagedObjectID: ManagedObjectID], [ManagedObjectID: Row]),
                               range: Range<Int>) throws -> SaveRows {
         let (changes, store, snapshot, ids, before) = work
-        let resolve: (ManagedObjectID) -> ManagedObjectID = { ids[$0] ?? $0 }
+        // Only a temporary ID has a new key to look up: an owner's row lists a thousand members, most of
+        // them saved before.
+        let resolve: (ManagedObjectID) -> ManagedObjectID = { $0.isTemporaryID ? ids[$0] ?? $0 : $0 }
         var tables = TableLocator(store: store, snapshot: snapshot)
         var rows = SaveRows()
         let insertCount = changes.inserts.count
