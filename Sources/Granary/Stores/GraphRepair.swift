@@ -59,10 +59,10 @@ struct GraphRepair {
     private var tableMappings: [TableID: TableMapping] = [:]
     private var lastTable: (id: TableID, mapping: TableMapping)?
 
-    private var inverseCache: [InverseKey: (Int, RelationshipDescription)?] = [:]
+    private var inverseCache: [InverseKey: InverseColumn?] = [:]
     /// The last answer of `inverseColumn`: a save's links come in runs of one relationship, and the
     /// cache's key hashes a name.
-    private var lastInverse: (key: InverseKey, found: (Int, RelationshipDescription)?)?
+    private var lastInverse: (key: InverseKey, found: InverseColumn?)?
 
     private struct InverseKey: Hashable {
         var entity: EntityKey
@@ -199,7 +199,8 @@ struct GraphRepair {
             if let sourceSlot = slots[source] { remove(target, from: sourceSlot, column: column) }
             return
         }
-        guard let (inverseColumn, inverse) = inverseColumn(of: relationship, at: slot) else { return }
+        guard let inverse = inverseColumn(of: relationship, at: slot) else { return }
+        let inverseColumn = inverse.column
         if inverse.isToMany {
             if !contains(source, at: slot, column: inverseColumn) { append(source, to: slot, column: inverseColumn) }
             return
@@ -224,8 +225,9 @@ struct GraphRepair {
     /// Makes `target` stop pointing at `source` through the inverse of `relationship`.
     private mutating func unlink(_ source: RowReference, _ relationship: RelationshipDescription, from target: RowReference) throws {
         guard deleted.isEmpty || !deleted.contains(target), let slot = try load(target),
-            let (inverseColumn, inverse) = inverseColumn(of: relationship, at: slot)
+            let inverse = inverseColumn(of: relationship, at: slot)
         else { return }
+        let inverseColumn = inverse.column
         if inverse.isToMany {
             remove(source, from: slot, column: inverseColumn)
         } else if case .reference(let current) = entries[slot].row[inverseColumn], current == source,
@@ -242,10 +244,10 @@ struct GraphRepair {
     /// the relationship as the context left it, so the moved object is not cascaded, nullified or counted
     /// against a deny rule.
     private mutating func isStillLinked(_ slot: Int, to deletedRow: RowReference, through relationship: RelationshipDescription) -> Bool {
-        guard let (inverseColumn, _) = inverseColumn(of: relationship, at: slot),
-            changedBySave(slot, column: inverseColumn)
+        guard let inverse = inverseColumn(of: relationship, at: slot),
+            changedBySave(slot, column: inverse.column)
         else { return true }
-        return Self.references(in: entries[slot].row[inverseColumn]).contains(deletedRow)
+        return Self.references(in: entries[slot].row[inverse.column]).contains(deletedRow)
     }
 
     private func changedBySave(_ slot: Int, column: Int) -> Bool {
@@ -402,7 +404,14 @@ struct GraphRepair {
         return entityMapping(of: entry.row, in: entry.ref.table)?.column(forProperty: name)
     }
 
-    private mutating func inverseColumn(of relationship: RelationshipDescription, at slot: Int) -> (Int, RelationshipDescription)? {
+    /// Where a row keeps the inverse of a relationship, and whether it is a to-many: all a link needs of
+    /// the inverse (a copy of its whole description, names and all, was a tenth of the pass).
+    private struct InverseColumn {
+        var column: Int
+        var isToMany: Bool
+    }
+
+    private mutating func inverseColumn(of relationship: RelationshipDescription, at slot: Int) -> InverseColumn? {
         guard case .int(let code) = entries[slot].row[StorageMapping.entityColumn] else { return nil }
         let target = entries[slot].ref
         let key = InverseKey(entity: EntityKey(table: target.table, code: code), inverseName: relationship.graphInverseName)
@@ -411,13 +420,13 @@ struct GraphRepair {
             lastInverse = (key, cached)
             return cached
         }
-        var found: (Int, RelationshipDescription)?
+        var found: InverseColumn?
         let entry = entries[slot]
         if let mapping = entityMapping(of: entry.row, in: target.table),
             let column = mapping.column(forProperty: relationship.graphInverseName),
             case .relationship(let inverse)? = mapping.property(atColumn: column)
         {
-            found = (column, inverse)
+            found = InverseColumn(column: column, isToMany: inverse.isToMany)
         }
         inverseCache[key] = .some(found)
         lastInverse = (key, found)
