@@ -359,6 +359,16 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         registry[object.objectID] = object
     }
 
+    /// Makes room for `count` more objects to register and change: an import that knows how many objects
+    /// it will insert or edit grows the registry, the change table and the next announcement's sets once,
+    /// rather than rehashing each of them a dozen times as they fill.
+    @_spi(GranaryRecords) public func reserveCapacity(forChanges count: Int) {
+        prepareToRegister(count)
+        changed.reserveCapacity(changed.count + count)
+        pendingNotification.inserted.reserveCapacity(pendingNotification.inserted.count + count)
+        pendingNotification.updated.reserveCapacity(pendingNotification.updated.count + count)
+    }
+
     /// Makes room for `count` more registered objects (a fetch's), sweeping first when they would take
     /// the registry past its next sweep: growing a table that is about to be swept rehashed every key
     /// it held, on every cycle of a context that fetches and lets go.
