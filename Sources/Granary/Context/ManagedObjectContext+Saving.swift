@@ -231,6 +231,11 @@ extension ManagedObjectContext {
             for object in changed.values { object.replaceReferences(ids) }
             if undoManager != nil { notePermanentIDsForUndo(ids) }
         }
+        // The values an update replaces are freed on another thread when there are many (see
+        // `BackgroundRelease`): each is an array of values, strings among them.
+        let releasesElsewhere = changed.count >= BackgroundRelease.threshold
+        var replaced: [[Any?]] = []
+        if releasesElsewhere { replaced.reserveCapacity(changed.count) }
         for object in changed.values {
             if object.deletedState {
                 saved.deleted.insert(object.objectID)
@@ -252,10 +257,12 @@ extension ManagedObjectContext {
                 saved.updated.insert(object.objectID)
                 objects.updated.append(object)
             }
+            if releasesElsewhere, let old = object.committed { replaced.append(old) }
             object.committed = object.values
             object.changedIndexes = []
             object.rejectedValues = []
         }
+        BackgroundRelease.release(replaced, count: replaced.count)
         changed.removeAll()
         // The store finished links at rows this context did not write, or wrote differently: take them.
         for (id, record) in outcome.touched {

@@ -287,6 +287,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             rowCache.forget(changes.updates.lazy.map(\.id))
             rowCache.forget(changes.deletes.lazy.map(\.id))
         }
+        BackgroundRelease.release((byStore, work), count: changes.inserts.count + changes.updates.count)
         return outcome
     }
 
@@ -590,6 +591,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             // Updates only: without unique indexes, one round in the given order.
             try writeInRounds(rewrites, in: tx)
             try recordTouched(touched)
+            BackgroundRelease.release(graph, count: graph.entries.count)
         }
         do {
             try writeRows()
@@ -597,6 +599,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             try deferredCheck?.run()
             throw error
         }
+        BackgroundRelease.release((rows, before), count: inserts.count + updates.count)
     }
 }
 

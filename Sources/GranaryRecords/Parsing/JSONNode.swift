@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(GranaryRecords) import Granary
 
 /// JSON as an import holds it: typed once, when read, so that mapping a value is a switch rather than
 /// a chain of dynamic casts (casting `Any` that came from `JSONSerialization` bridges `NSNumber` and
@@ -105,15 +106,11 @@ enum JSONNode: Sendable {
 }
 
 extension JSONNode {
-    /// Documents with at least this many top-level elements are freed by `releaseElsewhere`.
-    static let releaseElsewhereThreshold = 10_000
-
-    /// Frees a big document on another thread: releasing a hundred thousand parsed objects, their
-    /// keys and strings, was a fiftieth of an import on the thread that ran it, after the work was done.
-    /// Small documents are freed here, where that costs less than the hand-off.
+    /// Frees a big document on another thread (`BackgroundRelease`): releasing a hundred thousand
+    /// parsed objects, their keys and strings, was a fiftieth of an import on the thread that ran it,
+    /// after the work was done.
     static func releaseElsewhere(_ nodes: consuming [JSONNode]) {
-        guard nodes.count >= releaseElsewhereThreshold else { return }
-        let doomed = nodes
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(doomed) {} }
+        let count = nodes.count
+        BackgroundRelease.release(nodes, count: count)
     }
 }
