@@ -172,6 +172,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     @exclusivity(unchecked) var discarded: [ManagedObjectID: ManagedObject] = [:]
     /// The inverse edits an import logs while `deferringInverseLinks(_:)` runs; nil otherwise.
     @exclusivity(unchecked) var deferredLinks: DeferredInverseLinks?
+    /// How many changes `reservingCapacity(forChanges:_:)` makes room for while it runs.
+    private var reservedChanges = 0
     /// What faulting has loaded in this context, for tests that count loads.
     var faultStatistics = FaultStatistics()
     private var mergeToken: UInt64?
@@ -359,14 +361,24 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         registry[object.objectID] = object
     }
 
-    /// Makes room for `count` more objects to register and change: an import that knows how many objects
-    /// it will insert or edit grows the registry, the change table and the next announcement's sets once,
-    /// rather than rehashing each of them a dozen times as they fill.
-    @_spi(GranaryRecords) public func reserveCapacity(forChanges count: Int) {
+    /// Runs `body` with room made for `count` more objects to register and change: an import that
+    /// knows how many objects it will insert or edit grows the registry, the change table and the
+    /// announcement's sets once, rather than rehashing each of them a dozen times as they fill. The sets
+    /// of an announcement made meanwhile (a fetch ends the event) are replaced by sets as roomy.
+    @_spi(GranaryRecords) public func reservingCapacity<T>(forChanges count: Int, _ body: () throws -> T) rethrows -> T {
         prepareToRegister(count)
         changed.reserveCapacity(changed.count + count)
-        pendingNotification.inserted.reserveCapacity(pendingNotification.inserted.count + count)
-        pendingNotification.updated.reserveCapacity(pendingNotification.updated.count + count)
+        let reserved = reservedChanges
+        reservedChanges = count
+        defer { reservedChanges = reserved }
+        reserveAnnouncement()
+        return try body()
+    }
+
+    private func reserveAnnouncement() {
+        guard reservedChanges > 0 else { return }
+        pendingNotification.inserted.reserveCapacity(pendingNotification.inserted.count + reservedChanges)
+        pendingNotification.updated.reserveCapacity(pendingNotification.updated.count + reservedChanges)
     }
 
     /// Makes room for `count` more registered objects (a fetch's), sweeping first when they would take
@@ -635,6 +647,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard !pendingNotification.isEmpty else { return }
         let changes = pendingNotification
         pendingNotification = ContextChanges()
+        reserveAnnouncement()
         NotificationCenter.default.post(name: .managedObjectContextObjectsDidChange, object: self,
                                         userInfo: changes.userInfo(objectsIn: self, candidates: changed.values, candidatesAreRegistered: true))
         objectsDidChangeFeed.publish(changes, from: ObjectIdentifier(self))

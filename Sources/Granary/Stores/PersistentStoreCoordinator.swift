@@ -446,6 +446,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // new rows take the keys from its next key on, in order: the keys handed out so far.
         var newKeys: [TableID: Range<Int64>] = [:]
         outcome.ids.reserveCapacity(changes.inserts.count)
+        // Inserts come in runs of one table: the run's keys are counted here and filed when it ends.
+        var run: (table: TableID, keys: Range<Int64>)?
+        var scope: (entity: EntityDescription, scope: ManagedObjectID.Scope)?
         for insert in changes.inserts {
             if insert.id.primaryKey != nil && insert.id.persistentStoreIdentifier == store.identifier {
                 // Obtained with obtainPermanentIDs: its key is reserved, and the object keeps its ID.
@@ -453,11 +456,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 continue
             }
             let (table, tableID) = try location(insert.entity)
-            let keys = try newKeys[tableID] ?? { let first = try snapshot.nextKey(in: table); return first..<first }()
-            let key = keys.upperBound
-            newKeys[tableID] = keys.lowerBound..<key + 1
-            outcome.ids[insert.id] = ManagedObjectID(scope: store.idScope(for: insert.entity), key: key)
+            if run?.table != tableID {
+                if let run { newKeys[run.table] = run.keys }
+                let keys = try newKeys[tableID] ?? { let first = try snapshot.nextKey(in: table); return first..<first }()
+                run = (tableID, keys)
+            }
+            let key = run!.keys.upperBound
+            run!.keys = run!.keys.lowerBound..<key + 1
+            if scope?.entity != insert.entity { scope = (insert.entity, store.idScope(for: insert.entity)) }
+            outcome.ids[insert.id] = ManagedObjectID(scope: scope!.scope, key: key)
         }
+        if let run { newKeys[run.table] = run.keys }
         // The rows as the context wrote them.
         let rows = try SaveRows.build(changes, store: store, snapshot: snapshot, ids: outcome.ids, before: before)
         let inserts = rows.inserts, updates = rows.updates

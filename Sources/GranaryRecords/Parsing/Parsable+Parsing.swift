@@ -163,11 +163,10 @@ extension Parsable {
         // Existing objects are read on another thread, batch by batch, while the elements before them are
         // mapped; `needs[n]` batches must be in before element n is.
         defer { session.finish() }
-        context.reserveCapacity(forChanges: ids.count)
         let needs = try session.prefetch(Self.self, ids: ids, pipelined: true)
         // Items linked to parents edit the parents' to-many sides in one pass per parent, after the
         // elements are mapped (or as soon as anything reads a parent): see `deferringInverseLinks(_:)`.
-        return try context.deferringInverseLinks {
+        return try context.reservingCapacity(forChanges: ids.count) { try context.deferringInverseLinks {
             var result: [Self] = []
             result.reserveCapacity(indices.count)
             for (n, i) in indices.enumerated() {
@@ -183,6 +182,6 @@ extension Parsable {
                 }
             }
             return result
-        }
+        } }
     }
 }
