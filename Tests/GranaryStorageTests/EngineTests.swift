@@ -21,6 +21,37 @@ import Testing
         #expect(after.lsn == s.lsn + 1)
     }
 
+    /// Writes that name the table by its identifier do what writes by name do, indexes and log
+    /// included (a reopened durable engine replays them); an identifier no table has is refused.
+    @Test func writesByTableIdentifierMatchWritesByName() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        do {
+            do {
+                let engine = try Engine.open(.directory(dir))
+                try makePeople(engine)
+                let id = try engine.read().tableID(of: "person")
+                try engine.write { tx in
+                    try tx.insert(["Zoe", 30, "Oslo"], into: id, key: 100)
+                    try tx.update(["Ada", 37, "London"], in: id, key: 1)
+                    try tx.delete(from: id, key: 2)
+                }
+                #expect(throws: StorageError.self) { try engine.write { tx in try tx.insert(["X", 1, "Y"], into: TableID(rawValue: 999), key: 1) } }
+                // The unique index on names is checked as by name.
+                #expect(throws: StorageError.self) { try engine.write { tx in try tx.insert(["Ada", 1, "Y"], into: id, key: 101) } }
+                try engine.close()
+            }
+            let reopened = try Engine.open(.directory(dir))
+            let s = reopened.read()
+            #expect(try s.row(in: "person", key: 100) == ["Zoe", 30, "Oslo"])
+            #expect(try s.row(in: "person", key: 1)?[1] == 37)
+            #expect(try s.row(in: "person", key: 2) == nil)
+            #expect(try s.queryKeys(IndexQuery(table: "person", index: "byName", equal: ["Zoe"])) == [100])
+            #expect(try s.row(in: "person", key: 101) == nil)
+            try reopened.close()
+        }
+    }
+
     /// A batch of equality probes finds, for each tuple, what one index query per tuple finds first,
     /// whatever order the tuples come in: present and missing values, a prefix of a two-column index,
     /// a tuple with a null, and the same tuple twice.

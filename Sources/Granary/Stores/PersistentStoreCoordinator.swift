@@ -294,7 +294,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// One row a save writes.
     private struct RowWrite {
         var row: Row
-        var table: String
+        /// By identifier: a name is looked up by the engine on every write.
+        var table: TableID
         var key: Int64
         var isInsert: Bool
     }
@@ -550,12 +551,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         /// in rounds (see `writeInRounds`); without, the save's own order.
         func writeContextRows(hasUniqueIndexes: Bool) throws {
             if hasUniqueIndexes {
-                try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: false) }, in: tx)
-                try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.table, key: $0.ref.key, isInsert: true) }, in: tx)
+                try writeInRounds(updates.map { RowWrite(row: $0.row, table: $0.ref.table, key: $0.ref.key, isInsert: false) }, in: tx)
+                try writeInRounds(inserts.map { RowWrite(row: $0.row, table: $0.ref.table, key: $0.ref.key, isInsert: true) }, in: tx)
                 return
             }
-            for p in inserts { try tx.insert(p.row, into: p.table, key: p.ref.key) }
-            for p in updates { try tx.update(p.row, in: p.table, key: p.ref.key) }
+            for p in inserts { try tx.insert(p.row, into: p.ref.table, key: p.ref.key) }
+            for p in updates { try tx.update(p.row, in: p.ref.table, key: p.ref.key) }
         }
         /// The write of one row of the graph pass's working set, which holds the save's rows first, in the
         /// order they were added (inserts, then updates), then the rows the pass loaded. A loaded row the
@@ -565,16 +566,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             case .inserted:
                 let p = inserts[k]
                 assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                return RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: true)
+                return RowWrite(row: entry.row, table: p.ref.table, key: p.ref.key, isInsert: true)
             case .updated:
                 let p = updates[k - inserts.count]
                 assert(p.ref == entry.ref, "the graph pass reordered the save's rows")
-                return RowWrite(row: entry.row, table: p.table, key: p.ref.key, isInsert: false)
+                return RowWrite(row: entry.row, table: p.ref.table, key: p.ref.key, isInsert: false)
             case .repaired:
                 var row = entry.row
                 guard case .int(let version) = row[StorageMapping.versionColumn] else { return nil }
                 row[StorageMapping.versionColumn] = .int(version + 1)
-                return RowWrite(row: row, table: try graph.tableMapping(entry.ref.table).name, key: entry.ref.key, isInsert: false)
+                return RowWrite(row: row, table: entry.ref.table, key: entry.ref.key, isInsert: false)
             }
         }
         /// A big save that deletes nothing: its rows are written as the context wrote them while the graph

@@ -107,7 +107,14 @@ public final class WriteTransaction {
     ///   `.noSuchTable`.
     public func insert(_ row: Row, into table: String, key: Int64) throws {
         try checkOpen()
-        let id = try state.tableID(table)
+        try insert(row, into: state.tableID(table), key: key)
+    }
+
+    /// Inserts a row under a key, in the table with this identifier (`Snapshot.tableID(of:)`): a
+    /// caller writing many rows names the table once, not once a row.
+    /// - Throws: as `insert(_:into:key:)` with the table's name.
+    public func insert(_ row: Row, into id: TableID, key: Int64) throws {
+        try checkOpen()
         let encoded = RowCodec.encode(row)
         try state.mutate(id) { t in
             try t.validate(row)
@@ -130,7 +137,13 @@ public final class WriteTransaction {
     /// - Throws: `StorageError.noSuchRow`, `.uniqueViolation`, `.typeMismatch`, `.nullViolation`.
     public func update(_ row: Row, in table: String, key: Int64) throws {
         try checkOpen()
-        let id = try state.tableID(table)
+        try update(row, in: state.tableID(table), key: key)
+    }
+
+    /// Replaces the row with this key in the table with this identifier (`Snapshot.tableID(of:)`).
+    /// - Throws: as `update(_:in:key:)` with the table's name.
+    public func update(_ row: Row, in id: TableID, key: Int64) throws {
+        try checkOpen()
         let encoded = RowCodec.encode(row)
         try state.mutate(id) { t in
             try t.validate(row)
@@ -150,7 +163,13 @@ public final class WriteTransaction {
     /// - Throws: `StorageError.noSuchRow`, `.noSuchTable`.
     public func delete(from table: String, key: Int64) throws {
         try checkOpen()
-        let id = try state.tableID(table)
+        try delete(from: state.tableID(table), key: key)
+    }
+
+    /// Deletes the row with this key from the table with this identifier (`Snapshot.tableID(of:)`).
+    /// - Throws: as `delete(from:key:)` with the table's name.
+    public func delete(from id: TableID, key: Int64) throws {
+        try checkOpen()
         try state.mutate(id) { try $0.delete(key: key) }
         log(.delete, id, key, nil)
         changes.deleted(id, key)
