@@ -1,5 +1,5 @@
 import Foundation
-@testable import Granary
+@_spi(GranaryRecords) @testable import Granary
 import Testing
 
 /// A save of at least `SaveRows.parallelThreshold` rows encodes them in parts on two threads. It
@@ -31,6 +31,41 @@ import Testing
                 nodes[try node.value(forKey: "n") as! Int64] = (try node.value(forKey: "label") as! String, try next?.value(forKey: "n") as? Int64)
             }
             return nodes
+        }
+    }
+
+    /// A save of `BackgroundRelease.threshold` rows and more frees its rows and the values it replaced on
+    /// another thread. The objects go on being read and edited at once, and saved again: every value must
+    /// be as set (under ThreadSanitizer, the hand-off must not race with that use).
+    @Test func aSaveThatFreesItsRowsElsewhereKeepsEveryValue() throws {
+        let url = scratchURL()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
+        try coordinator.addPersistentStore(type: .durable, at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let entity = try #require(coordinator.managedObjectModel.entity(named: "Node"))
+        let count = BackgroundRelease.threshold + 500
+        try context.performAndWait {
+            var nodes: [ManagedObject] = []
+            for n in 0..<count {
+                let node = ManagedObject(entity: entity, insertInto: context)
+                try node.setValue(Int64(n), forKey: "n")
+                try node.setValue("v0 \(n)", forKey: "label")
+                nodes.append(node)
+            }
+            try context.save()
+            for (n, node) in nodes.enumerated() { try node.setValue("v1 \(n)", forKey: "label") }
+            try context.save()
+            for (n, node) in nodes.enumerated() {
+                #expect(try node.value(forKey: "label") as? String == "v1 \(n)")
+                try node.setValue("v2 \(n)", forKey: "label")
+            }
+            try context.save()
+        }
+        let stored = try Self.stored(coordinator)
+        #expect(stored.count == count)
+        for n in Int64(0)..<Int64(count) where stored[n]?.label != "v2 \(n)" {
+            Issue.record("node \(n) holds \(String(describing: stored[n]?.label))")
         }
     }
 
