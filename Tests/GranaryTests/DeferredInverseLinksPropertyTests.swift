@@ -37,7 +37,7 @@ import Testing
                 for step in 0..<(5 + r.int(60)) {
                     let live = employees.filter { !$0.isDeleted && $0.managedObjectContext != nil }
                     let liveBadges = badges.filter { !$0.isDeleted && $0.managedObjectContext != nil }
-                    switch r.int(16) {
+                    switch r.int(18) {
                     case 0, 1, 2, 3:
                         guard !live.isEmpty else { continue }
                         r.pick(live).company = r.int(5) == 0 ? nil : r.pick(companies)
@@ -74,6 +74,14 @@ import Testing
                     case 14:
                         context.rollback()
                         log.append("\(step) rolled back")
+                    case 15:
+                        // The owner's current members are read and the new one added to them.
+                        guard !live.isEmpty else { continue }
+                        try r.pick(companies).add([r.pick(live)], toRelationship: "employees")
+                    case 16:
+                        guard !live.isEmpty else { continue }
+                        let c = r.pick(companies)
+                        try c.remove(Array(c.employees.sorted { $0.name < $1.name }.prefix(1)), fromRelationship: "employees")
                     default:
                         guard !live.isEmpty else { continue }
                         let b = Badge(context: context)
@@ -127,6 +135,33 @@ import Testing
         try reader.performAndWait {
             let company = try #require(reader.existingObject(with: companyID) as? Company)
             #expect(company.employees.count == 100)
+        }
+    }
+
+    /// A save inside the call makes its `willSave()` hooks' links at once: the owner is saved with its
+    /// new member under the member's permanent ID, and nothing is left unsaved.
+    @Test func aLinkAWillSaveHookMakesDuringTheCallIsSaved() throws {
+        let (coordinator, context) = try makeNotesStack()
+        let folderID = try context.performAndWait {
+            let folder = Folder(context: context)
+            folder.name = "Inbox"
+            try context.save()
+            try context.deferringInverseLinks {
+                let note = Note(context: context)
+                note.title = "filed at save"
+                note.folderForWillSave = folder
+                try context.save()
+                #expect(note.folder === folder)
+                #expect(folder.notes.map(\.objectID) == [note.objectID])
+                #expect(!note.objectID.isTemporaryID)
+                #expect(!context.hasChanges)
+            }
+            return folder.objectID
+        }
+        let reader = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try reader.performAndWait {
+            let folder = try #require(reader.existingObject(with: folderID) as? Folder)
+            #expect(folder.notes.map(\.title) == ["filed at save"])
         }
     }
 

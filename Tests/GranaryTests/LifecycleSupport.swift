@@ -31,6 +31,8 @@ final class Note: ManagedObject {
     var changesOnEveryWillSave = false
     /// `willSave()` sets `summary` once (settles) when set.
     var summarizesInWillSave = false
+    /// `willSave()` files the note in this folder once, when set.
+    var folderForWillSave: Folder?
     /// What `prepareForDeletion()` saw of the folder relationship.
     var folderSeenInPrepareForDeletion: Folder?
 
@@ -73,6 +75,10 @@ final class Note: ManagedObject {
         record(isDeleted ? "willSave(deleted)" : "willSave")
         if changesOnEveryWillSave { revision += 1 }
         if summarizesInWillSave && summary != "saved \(title)" { summary = "saved \(title)" }
+        if let folder = folderForWillSave {
+            folderForWillSave = nil
+            self.folder = folder
+        }
     }
 
     override func didSave() {

@@ -55,6 +55,11 @@ extension ManagedObjectContext {
     public func save() throws {
         assertOnQueue()
         applyDeferredLinks()
+        // Edits made during the save (by `willSave()` hooks) are made at once: the save must see their
+        // owners among its changes, and it replaces the temporary IDs a log would still hold.
+        let deferred = deferredLinks
+        deferredLinks = nil
+        defer { deferredLinks = deferred }
         guard hasChanges else {
             // Nothing to write, but observers may still be owed news: an object inserted, announced and
             // then deleted leaves no change, yet whoever showed it must hear that it is gone. Nothing can
@@ -351,14 +356,14 @@ extension ManagedObjectContext {
     /// - Throws: store errors. One write per store involved reserves every key it needs.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
-        // The logged edits name objects by the IDs they have now.
-        applyDeferredLinks()
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore("no coordinator") }
         try obtainPermanentIDs(for: objects) { try coordinator.store(forEntity: $0.entity.name) }
     }
 
     /// `obtainPermanentIDs(for:)` in the store `storeOf` chooses for each object.
     func obtainPermanentIDs(for objects: [ManagedObject], storeOf: (ManagedObject) throws -> PersistentStore) throws {
+        // The logged edits name objects by the IDs they have now (`assign(_:to:)` comes here too).
+        applyDeferredLinks()
         var byStore: [ObjectIdentifier: (store: PersistentStore, tables: [String: [ManagedObject]])] = [:]
         for object in objects where object.objectID.isTemporaryID {
             let store = try storeOf(object)

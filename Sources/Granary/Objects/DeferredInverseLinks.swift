@@ -25,6 +25,10 @@ final class DeferredInverseLinks {
     }
 
     private(set) var links: [Link] = []
+    /// Set while `apply()` runs: code it reaches (an owner's fault firing, observers of its change) may
+    /// log more edits or ask for the log to be applied; the running call takes those in turn, after the
+    /// ones it holds, so that each owner's edits stay in log order.
+    private var isApplying = false
 
     var isEmpty: Bool { links.isEmpty }
 
@@ -37,24 +41,28 @@ final class DeferredInverseLinks {
     /// log order. The log is emptied first, so that an owner loaded while its edits are applied (a fault
     /// fires) finds nothing more to apply.
     func apply() {
-        guard !links.isEmpty else { return }
-        let logged = links
-        links = []
-        var groupOf: [ObjectIdentifier: Int] = [:]
-        var groups: [[Link]] = []
-        for link in logged {
-            let key = ObjectIdentifier(link.owner)
-            if let g = groupOf[key] {
-                groups[g].append(link)
-            } else {
-                groupOf[key] = groups.count
-                groups.append([link])
+        guard !isApplying else { return }
+        isApplying = true
+        defer { isApplying = false }
+        while !links.isEmpty {
+            let logged = links
+            links = []
+            var groupOf: [ObjectIdentifier: Int] = [:]
+            var groups: [[Link]] = []
+            for link in logged {
+                let key = ObjectIdentifier(link.owner)
+                if let g = groupOf[key] {
+                    groups[g].append(link)
+                } else {
+                    groupOf[key] = groups.count
+                    groups.append([link])
+                }
             }
-        }
-        for group in groups {
-            let owner = group[0].owner
-            owner.hasDeferredLinks = false
-            owner.applyDeferredLinks(group)
+            for group in groups {
+                let owner = group[0].owner
+                owner.hasDeferredLinks = false
+                owner.applyDeferredLinks(group)
+            }
         }
     }
 }
@@ -85,7 +93,7 @@ extension ManagedObject {
     /// when this object's inverse is a to-many and the context defers such edits; returns false when
     /// the edit must be made now (`inverseAdd` or `inverseRemove`).
     func deferInverse(of source: ManagedObject, relationship: RelationshipDescription, isAddition: Bool) -> Bool {
-        guard let log = managedObjectContext?.deferredLinks,
+        guard let context = managedObjectContext, let log = context.deferredLinks, !context.recordsUndo,
               let i = layout.indexByName[relationship.graphInverseName], case .toMany = layout.kinds[i] else { return false }
         log.append(.init(owner: self, index: i, member: source.objectID, isAddition: isAddition))
         return true

@@ -24,6 +24,7 @@ extension ManagedObject {
     public func hasFault(forRelationshipNamed key: String) throws -> Bool {
         let i = try relationshipIndex(forKey: key)
         assertOnContextQueue()
+        applyPendingLinks()
         if isFault { return true }
         guard let context = managedObjectContext else { return false }
         return relatedIDs(at: i).contains { id in context.registeredObject(for: id)?.isFault ?? true }

@@ -110,6 +110,7 @@ extension ManagedObject {
     /// Throws for the first relationship with the deny rule that still holds objects.
     /// - Throws: `ContextError.deleteDenied` naming it.
     func checkDenyRules() throws {
+        fireFaultIfNeeded()
         for (i, kind) in layout.kinds.enumerated() {
             let (relationship, count): (RelationshipDescription, Int)
             switch kind {

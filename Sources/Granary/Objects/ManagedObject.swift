@@ -364,6 +364,8 @@ open class ManagedObject: CustomStringConvertible, Hashable {
         guard let i = layout.indexByName[key], case .toMany = layout.kinds[i] else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
+        // Loaded first: the members are read from `values`, which a fault (or logged edits) leaves behind.
+        fireFaultIfNeeded()
         let current = (values[i] as? [ManagedObjectID] ?? []).compactMap { managedObjectContext?.registeredOrFault($0) }
         try setToMany(current + objects, at: i)
     }
@@ -375,6 +377,7 @@ open class ManagedObject: CustomStringConvertible, Hashable {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
         let removed = Set(objects.map(\.objectID))
+        fireFaultIfNeeded()
         let current = (values[i] as? [ManagedObjectID] ?? []).filter { !removed.contains($0) }
             .compactMap { managedObjectContext?.registeredOrFault($0) }
         try setToMany(current, at: i)
