@@ -21,6 +21,14 @@ import Testing
         }
     }
 
+    /// A durable store of nodes at `url`, a context on it, and the node entity.
+    static func durableStack(at url: URL) throws -> (PersistentStoreCoordinator, ManagedObjectContext, EntityDescription) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        try coordinator.addPersistentStore(type: .durable, at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        return (coordinator, context, try #require(coordinator.managedObjectModel.entity(named: "Node")))
+    }
+
     /// Node numbers and labels, and each node's `next` by number, as a fresh context reads them.
     static func stored(_ coordinator: PersistentStoreCoordinator) throws -> [Int64: (label: String, next: Int64?)] {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
@@ -40,10 +48,7 @@ import Testing
     @Test func aSaveThatFreesItsRowsElsewhereKeepsEveryValue() throws {
         let url = scratchURL()
         defer { try? FileManager.default.removeItem(at: url) }
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
-        try coordinator.addPersistentStore(type: .durable, at: url)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-        let entity = try #require(coordinator.managedObjectModel.entity(named: "Node"))
+        let (coordinator, context, entity) = try Self.durableStack(at: url)
         let count = BackgroundRelease.threshold + 500
         try context.performAndWait {
             var nodes: [ManagedObject] = []
@@ -72,10 +77,7 @@ import Testing
     @Test func aBigSaveOfInsertsAndUpdatesWritesWhatASmallOneWould() throws {
         let url = scratchURL()
         defer { try? FileManager.default.removeItem(at: url) }
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
-        try coordinator.addPersistentStore(type: .durable, at: url)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-        let entity = try #require(coordinator.managedObjectModel.entity(named: "Node"))
+        let (coordinator, context, entity) = try Self.durableStack(at: url)
         try context.performAndWait {
             // 3,000 nodes, each linked to the one after it.
             var nodes: [ManagedObject] = []
