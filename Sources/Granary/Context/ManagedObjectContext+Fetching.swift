@@ -109,13 +109,12 @@ extension ManagedObjectContext {
     }
 
     func hasPendingChanges(for entity: EntityDescription, _ includes: Bool) -> Bool {
+        // Pending changes take part in fetches and counts: the owners an import's logged edits change too.
         applyDeferredLinks()
         return includes && changed.values.contains { $0.hasChanges && $0.entity.isKind(of: entity) }
     }
 
     func fetchObjects<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
-        // Pending changes take part in the fetch: the owners an import's logged edits change too.
-        applyDeferredLinks()
         let entity = try entity(for: request)
         let pending = hasPendingChanges(for: entity, request.includesPendingChanges)
         let window = parent == nil && !pending && persistentStoreCoordinator?.spansSeveralStores(entity) != true

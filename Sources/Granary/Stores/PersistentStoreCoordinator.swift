@@ -298,6 +298,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var table: TableID
         var key: Int64
         var isInsert: Bool
+
+        func write(in tx: WriteTransaction) throws {
+            if isInsert { try tx.insert(row, into: table, key: key) } else { try tx.update(row, in: table, key: key) }
+        }
     }
 
     /// Writes rows in rounds, a write that breaks a unique index waiting for the others: the save's end
@@ -313,7 +317,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             var first: StorageError?
             for w in pending {
                 do {
-                    if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
+                    try w.write(in: tx)
                 } catch let error as StorageError {
                     guard case .uniqueViolation = error else { throw error }
                     deferred.append(w)
@@ -517,7 +521,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             var deferredUpdates: [RowWrite] = [], deferredInserts: [RowWrite] = []
             func write(_ w: RowWrite) throws {
                 if !hasUniqueIndexes {
-                    if w.isInsert { try tx.insert(w.row, into: w.table, key: w.key) } else { try tx.update(w.row, in: w.table, key: w.key) }
+                    try w.write(in: tx)
                 } else if w.isInsert {
                     deferredInserts.append(w)
                 } else {
@@ -526,7 +530,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
             for (k, entry) in graph.entries.enumerated() where !entry.isRemoved {
                 if entry.origin == .repaired && !entry.touched { continue }
-                guard let w = try rowWrite(of: entry, at: k, graph: &graph) else { continue }
+                guard let w = rowWrite(of: entry, at: k) else { continue }
                 try write(w)
                 if entry.touched { touched.append((entry.ref, try graph.tableMapping(entry.ref.table))) }
             }
@@ -561,7 +565,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         /// The write of one row of the graph pass's working set, which holds the save's rows first, in the
         /// order they were added (inserts, then updates), then the rows the pass loaded. A loaded row the
         /// pass changed gets the next row version; nil for one without a version.
-        func rowWrite(of entry: GraphRepair.Entry, at k: Int, graph: inout GraphRepair) throws -> RowWrite? {
+        func rowWrite(of entry: GraphRepair.Entry, at k: Int) -> RowWrite? {
             switch entry.origin {
             case .inserted:
                 let p = inserts[k]
@@ -593,7 +597,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             var rewrites: [RowWrite] = []
             for (k, entry) in graph.entries.enumerated() where entry.touched {
                 // Every row is in the store by now: what the pass changed is an update of it.
-                guard var w = try rowWrite(of: entry, at: k, graph: &graph) else { continue }
+                guard var w = rowWrite(of: entry, at: k) else { continue }
                 w.isInsert = false
                 rewrites.append(w)
                 touched.append((entry.ref, try graph.tableMapping(entry.ref.table)))

@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-@_spi(GranaryRecords) import Granary
 
 /// JSON as an import holds it: typed once, when read, so that mapping a value is a switch rather than
 /// a chain of dynamic casts (casting `Any` that came from `JSONSerialization` bridges `NSNumber` and
@@ -103,14 +101,4 @@ enum JSONNode: Sendable {
         }
     }
 
-}
-
-extension JSONNode {
-    /// Frees a big document on another thread (`BackgroundRelease`): releasing a hundred thousand
-    /// parsed objects, their keys and strings, was a fiftieth of an import on the thread that ran it,
-    /// after the work was done.
-    static func releaseElsewhere(_ nodes: consuming [JSONNode]) {
-        let count = nodes.count
-        BackgroundRelease.release(nodes, count: count)
-    }
 }
